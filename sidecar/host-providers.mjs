@@ -77,6 +77,10 @@ export function providerActions(act, { keepModel = false } = {}) {
   return {
     registerProvider: (name, config, extensionPath = "<unknown>") => {
       if (!config) throw new Error("Provider config is required when registering by name");
+      // Pi's `validateExtensionProvider`, on the registration alone: thrown where it was asked.
+      if (config.streamSimple && !config.api) {
+        throw new Error(`Provider ${name}: "api" is required when registering streamSimple.`);
+      }
       const before = remember(name);
       const merged = { ...before.config };
       for (const [key, value] of Object.entries(config)) if (value !== undefined) merged[key] = value;

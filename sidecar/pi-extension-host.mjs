@@ -40,7 +40,7 @@
 //       context over the session's state at the call (its changes, as an event carries them)
 //   {"id", "type": "tool.prepare_arguments", "name", "arguments"} -> {arguments}, {} (it
 //       returned `undefined`) or {error}, with {modelArguments} when it changed the arguments
-//       it was given in place:
+//       it was given in place (then threw or not):
 //       the registered tool's `prepareArguments` run on a call's arguments as the model sent
 //       them (pi-agent-core's `prepareToolCallArguments`), or the message it threw
 //   {"id", "type": "tool.prepare_loadout", "declared", "registered"} -> {descriptions,
@@ -818,23 +818,51 @@ async function execute(request) {
   }
 }
 
+/** What a shim sees as `this`: pi-agent-core calls it on the tool the agent holds, Pi's wrapper
+ * of the definition (`wrapToolDefinition`), which has these fields and no other of the
+ * definition's; one per registered definition, as Pi builds one per runtime. */
+const shimThis = new WeakMap();
+
+function wrappedTool(definition) {
+  let wrapped = shimThis.get(definition);
+  if (!wrapped) {
+    wrapped = {
+      name: definition.name,
+      label: definition.label,
+      description: definition.description,
+      parameters: definition.parameters,
+      outputSchema: definition.outputSchema,
+      constrainedSampling: definition.constrainedSampling,
+      prepareArguments: definition.prepareArguments,
+      executionMode: definition.executionMode,
+      execute: (...args) => definition.execute(...args),
+    };
+    shimThis.set(definition, wrapped);
+  }
+  return wrapped;
+}
+
 /** A call's arguments as the tool's `prepareArguments` shim makes them: what it returned, or
  * the message it threw, as pi-agent-core's `prepareToolCall` turns a throw into the call's error
- * result. */
+ * result. Pi's call holds the object the shim was given: one it changed in place is the call's
+ * now (`modelArguments`), whether the shim then returned or threw. */
 function prepareArguments(request) {
   const tool = tools.get(request.name);
-  if (typeof tool?.definition.prepareArguments !== "function") return { arguments: request.arguments };
-  try {
-    const before = JSON.stringify(request.arguments);
-    const prepared = tool.definition.prepareArguments(request.arguments);
-    // Pi's call holds the object the shim was given: one it changed in place is the call's now.
+  const definition = tool?.definition;
+  if (typeof definition?.prepareArguments !== "function") return { arguments: request.arguments };
+  const before = JSON.stringify(request.arguments);
+  const changed = () => {
     const after = JSON.stringify(request.arguments);
-    const changed = after === before ? {} : { modelArguments: plain(request.arguments) };
-    // `undefined` has no JSON: the answer leaves `arguments` out.
-    return prepared === undefined ? changed : { arguments: plain(prepared), ...changed };
+    return after === before ? {} : { modelArguments: plain(request.arguments) };
+  };
+  let prepared;
+  try {
+    prepared = definition.prepareArguments.call(wrappedTool(definition), request.arguments);
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: error instanceof Error ? error.message : String(error), ...changed() };
   }
+  // `undefined` has no JSON: the answer leaves `arguments` out.
+  return prepared === undefined ? changed() : { arguments: plain(prepared), ...changed() };
 }
 
 /** The `prepareLoadout` hooks over the loadout `request` describes (`host-loadout.mjs`). They

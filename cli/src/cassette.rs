@@ -404,6 +404,8 @@ fn recording(
 /// captured for the `replaced` line, its calls recorded into the same cassette.
 pub fn reopen_recorded() -> Reopen<Record<Live>> {
     Box::new(|runtime, choice, recording: &Record<Live>| {
+        // Pi builds the new session's runtime: extensions the settings name since load.
+        runtime.start_late_host();
         let built = runtime
             .build(choice, Start::now(), true)
             .map_err(replacement::failed)?;

@@ -142,7 +142,7 @@ impl Runtime {
                 // Pi's `_isAllowedTool`: `--tools` and `--exclude-tools` filter them too.
                 registrations
                     .tools
-                    .retain(|tool| self.tool_filter.allows(&tool.name));
+                    .retain(|tool| self.tool_flags.allows(&tool.name));
                 word_tool_sources(
                     &mut registrations,
                     &self.cli_extension_paths,
@@ -235,6 +235,14 @@ impl Runtime {
             .activates_codemode()
     }
 
+    /// The extension host running the extensions: the one the run started with, else the
+    /// one a later load started ([`Runtime::late_host`]); none without extensions.
+    pub(crate) fn host(&self) -> Option<&std::sync::Arc<ExtensionHost>> {
+        self.extension_host
+            .as_ref()
+            .or_else(|| self.late_host.get())
+    }
+
     /// The commands `registrations` hold as RPC `get_commands` lists them, each with where its
     /// extension came from.
     pub(crate) fn listed_commands(&self, registrations: &Registrations) -> Vec<Value> {
@@ -282,7 +290,7 @@ impl Runtime {
     /// afresh): the registry model calls resolve from, and the catalog the extensions'
     /// `ctx.modelRegistry` reads, are the run's again. Nothing without an extension host.
     pub(crate) fn forget_provider_changes(&self) -> Result<(), HostError> {
-        let Some(host) = &self.extension_host else {
+        let Some(host) = self.host() else {
             return Ok(());
         };
         self.live_providers().start_from(
@@ -295,7 +303,7 @@ impl Runtime {
 
     /// The models the extensions' registry lists, and the providers among theirs with auth
     /// (which `pi.setModel` asks about; a replay's auth is its recording's).
-    fn host_models(&self) -> HostModels {
+    pub(crate) fn host_models(&self) -> HostModels {
         let models = self.registry.all().to_vec();
         let mut auth_providers: Vec<String> = Vec::new();
         for model in &models {
@@ -348,7 +356,7 @@ impl Runtime {
     /// (`ctx.cwd`, `ctx.isProjectTrusted()`, the session manager's `getSessionFile()`); the
     /// session's own state comes with each hook point.
     pub fn mirror_for_extensions(&self, session_file: Option<&Path>) {
-        if self.extensions.is_empty() {
+        if self.extensions.is_empty() && self.late_host.get().is_none() {
             return;
         }
         self.extension_state.set("cwd", json!(self.cwd));

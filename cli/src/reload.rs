@@ -13,7 +13,9 @@ use pi_core::agent_session::{Reload, ReloadedPromptFiles, SessionInput, StartErr
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::driver::Interpreter;
-use pi_effects::extension::sidecar::{command_names, register_tools, HostError, Registrations};
+use pi_effects::extension::sidecar::{
+    command_names, register_tools, ExtensionHost, HostError, Registrations,
+};
 use pi_effects::run_config::load_context_files;
 
 use crate::settings::Settings;
@@ -21,42 +23,40 @@ use crate::setup::Runtime;
 
 /// Loads the run's extensions again and gives `session`'s interpreter their new handlers
 /// and tools (for a reload, or a session that replaced another); the input that tells the
-/// machine what they registered comes back. Without a
-/// host (a replay) it carries nothing, and the recording's says what the load registered.
+/// machine what they registered comes back. In a run that started with no extension, the
+/// host building the session started ([`Runtime::start_late_host`]) has loaded them. Without
+/// a host (a replay, or nothing found) it carries nothing, and a replay's recording says what
+/// the load registered.
 /// A host that failed to load them again is the error (the registrations then stay).
 pub(crate) fn reload<I: Interpreter>(
     runtime: &Runtime,
     session: &mut AgentSession<I>,
 ) -> Result<(SessionInput, Option<Registrations>), HostError> {
-    let Some(host) = &runtime.extension_host else {
+    // A host started late for this session loaded them already (or failed to start).
+    let late = match runtime.take_late_load() {
+        Some(Err(error)) => return Err(error),
+        Some(Ok(registrations)) => Some(registrations),
+        None => None,
+    };
+    let Some(host) = runtime.host() else {
         return Ok((SessionInput::Reloaded(None), None));
     };
-    let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
-    let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-        agent_dir: &runtime.agent_dir,
-        cwd: &runtime.cwd,
-        home: &runtime.resource_flags.home,
-        listed: settings.listed_resources(),
-    });
-    // Pi's resource loader finds the extensions again: one the settings name since is loaded.
-    let flags = &runtime.resource_flags;
-    let wanted = pi_effects::extension::sidecar::Wanted {
-        agent_dir: &runtime.agent_dir,
-        cwd: &runtime.cwd,
-        home: &flags.home,
-        project_trusted: runtime.project_trusted,
-        no_extensions: flags.no_extensions,
-        cli_paths: &flags.extension_cli_paths,
-        listed: settings.listed_resources(),
-        packages: &packages.found,
+    let Found {
+        settings,
+        packages,
+        paths,
+        sources,
+    } = Found::now(runtime);
+    let mut registrations = match late {
+        Some(registrations) => registrations,
+        None => host.reload(&paths)?,
     };
-    let paths = pi_effects::extension::sidecar::discover(&wanted);
-    let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
-    let mut registrations = host.reload(&paths)?;
+    // The settings read again are what the new load's `pi.getSettings()` answers.
+    host.set_settings(settings.merged())?;
     // `--tools` and `--exclude-tools` filter the new load's tools as they did the first's.
     registrations
         .tools
-        .retain(|tool| runtime.tool_filter.allows(&tool.name));
+        .retain(|tool| runtime.tool_flags.allows(&tool.name));
     crate::extensions::word_tool_sources(
         &mut registrations,
         &runtime.cli_extension_paths,
@@ -114,6 +114,47 @@ pub(crate) fn reload<I: Interpreter>(
     ))
 }
 
+/// The extensions Pi's resource loader finds now, with the settings read again (one the
+/// settings name since is loaded), and what their packages give.
+pub(crate) struct Found {
+    pub(crate) settings: Settings,
+    pub(crate) packages: pi_effects::packages::Resolved,
+    pub(crate) paths: Vec<std::path::PathBuf>,
+    pub(crate) sources: Vec<pi_effects::packages::Resource>,
+}
+
+impl Found {
+    /// What `runtime`'s command line and the files as they are now find.
+    pub(crate) fn now(runtime: &Runtime) -> Found {
+        let settings = Settings::load(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted);
+        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
+            agent_dir: &runtime.agent_dir,
+            cwd: &runtime.cwd,
+            home: &runtime.resource_flags.home,
+            listed: settings.listed_resources(),
+        });
+        let flags = &runtime.resource_flags;
+        let wanted = pi_effects::extension::sidecar::Wanted {
+            agent_dir: &runtime.agent_dir,
+            cwd: &runtime.cwd,
+            home: &flags.home,
+            project_trusted: runtime.project_trusted,
+            no_extensions: flags.no_extensions,
+            cli_paths: &flags.extension_cli_paths,
+            listed: settings.listed_resources(),
+            packages: &packages.found,
+        };
+        let paths = pi_effects::extension::sidecar::discover(&wanted);
+        let sources = pi_effects::extension::sidecar::discover::resolved(&wanted);
+        Found {
+            settings,
+            packages,
+            paths,
+            sources,
+        }
+    }
+}
+
 /// The MCP servers the new load registered that nothing connects, reported again after the
 /// reload's start as Pi's new runner reports them: with `--no-mcp` (where the run's start
 /// reported those of the first load, and no handler of the built-in MCP extension follows them).
@@ -128,7 +169,7 @@ fn unconnected(runtime: &Runtime, registrations: &Registrations) -> Vec<StartErr
 /// one removed stays active, one turned off since stays off unless newly added), from the
 /// selection of the settings last read, which becomes this one.
 fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
-    let now = runtime.default_tools.active(settings);
+    let now = runtime.tool_flags.active(settings);
     let mut last = runtime
         .last_default_tools
         .lock()
@@ -136,4 +177,49 @@ fn added_default_tools(runtime: &Runtime, settings: &Settings) -> Vec<String> {
     let added = now.iter().filter(|t| !last.contains(t)).cloned().collect();
     *last = now;
     added
+}
+
+impl Runtime {
+    /// Starts the extension host in a run that started with no extension, when the
+    /// extensions the settings name now are some (Pi builds a replacing session's runtime
+    /// with the settings read again): before that session is built, so that it registers what
+    /// Pi's registers beside extensions, and the reload that gives it their registrations
+    /// takes this load's ([`Runtime::take_late_load`]). Nothing in a replay (it loads none).
+    pub(crate) fn start_late_host(&self) {
+        if !self.loads_extensions || self.host().is_some() {
+            return;
+        }
+        let found = Found::now(self);
+        if found.paths.is_empty() {
+            return;
+        }
+        let started = ExtensionHost::start_with_models(
+            &found.paths,
+            &self.cwd,
+            self.project_trusted,
+            &[],
+            &self.host_models(),
+        )
+        .and_then(|(host, registrations)| {
+            // The settings read again are what the new load's `pi.getSettings()` answers.
+            host.set_settings(found.settings.merged())?;
+            Ok((host, registrations))
+        });
+        let load = started.map(|(host, registrations)| {
+            let _ = self.late_host.set(host);
+            registrations
+        });
+        *self
+            .late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(load);
+    }
+
+    /// What the late host's first load registered, once (see [`Runtime::start_late_host`]).
+    pub(crate) fn take_late_load(&self) -> Option<Result<Registrations, HostError>> {
+        self.late_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }

@@ -43,6 +43,13 @@ pub(crate) trait Leaves: Interpreter + Send + Sized {
         left_file: Option<&Path>,
         opened: Self::Opened,
     ) -> Result<(), Divergence>;
+
+    /// Whether the session it runs, just opened by a replacement, is sent the `replaced`
+    /// input (see [`replace`]) as its recording says: `None` where the front end decides (a
+    /// live run, a recording).
+    fn recorded_replaced(&self) -> Option<bool> {
+        None
+    }
 }
 
 impl Leaves for Live {
@@ -74,6 +81,10 @@ impl Leaves for Replay {
     fn left(self, reason: &str, left_file: Option<&Path>, (): ()) -> Result<(), Divergence> {
         // For the recorded reason, its part used, its file left as recorded.
         Replay::left(&self, reason, left_file)
+    }
+
+    fn recorded_replaced(&self) -> Option<bool> {
+        Some(self.goes_on_replaced())
     }
 }
 
@@ -121,6 +132,8 @@ pub(crate) fn failed(error: CliError) -> Refused {
 /// How a live run opens the next session.
 pub(crate) fn live() -> Reopen<Live> {
     Box::new(|runtime, choice, _| {
+        // Pi builds the new session's runtime: extensions the settings name since load.
+        runtime.start_late_host();
         let opened = runtime.open(choice).map_err(failed)?;
         Ok(Some((opened, ())))
     })
@@ -256,6 +269,10 @@ pub(crate) trait Replacer {
 
     /// The old session is gone: what waited on it is answered.
     fn left_old(&mut self) {}
+
+    /// The extensions were loaded again for the new session, the host started for them if the
+    /// run had none: what the front end gives a host (RPC mode's UI) it gives it now.
+    fn extensions_loaded(&mut self) {}
 }
 
 /// Replaces `front`'s session with `opened`: tells the old one's extensions it ends (`reason`,
@@ -310,18 +327,27 @@ pub(crate) async fn replace<R: Replacer>(
             None
         }
     };
+    front.extensions_loaded();
     if let Err(error) = front.runtime().forget_provider_changes() {
         front.say(&error);
     }
-    if front.session().machine().hears_start() {
-        for &print_all in binds {
-            let start = SessionInput::Replaced {
-                reason: reason.to_owned(),
-                previous_session_file: previous.clone(),
-                loaded: loaded.take(),
-            };
-            front.tell(start, print_all).await?;
+    // What the new load registered is the new session's though no handler hears its start
+    // (Pi's new runtime has only the new load); a replay sends it where its recording has it.
+    let mut tell = match front.session().interpreter().recorded_replaced() {
+        Some(recorded) => recorded,
+        None => loaded.is_some() || front.session().machine().hears_start(),
+    };
+    for &print_all in binds {
+        if !tell {
+            return Ok(());
         }
+        let start = SessionInput::Replaced {
+            reason: reason.to_owned(),
+            previous_session_file: previous.clone(),
+            loaded: loaded.take(),
+        };
+        front.tell(start, print_all).await?;
+        tell = front.session().machine().hears_start();
     }
     Ok(())
 }

@@ -134,6 +134,38 @@ fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
     assert!(step.replies.is_empty(), "{:?}", step.replies);
 }
 
+/// The same where `agent_settled` is handled (case `compact_after_abort`, asked from the
+/// aborted run's end): Pi's `compact()` waits for the session to be idle, which it is once the
+/// `agent_settled` handlers ran and the event is out, so the compaction starts only then.
+#[test]
+fn an_asked_compaction_waits_for_the_agent_settled_handlers_and_event() {
+    let mut s = session(&[HookEvent::TurnEnd, HookEvent::AgentSettled]);
+    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s
+        .step(2, answered(call, "First answer about alpha."))
+        .unwrap();
+    let step = s.step(3, done(hook(&step))).unwrap();
+    s.step(4, done(hook(&step))).unwrap();
+    let step = s.step(5, prompt("Second prompt.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(6, answered(call, "Second answer.")).unwrap();
+    let step = s.step(7, compact(hook(&step))).unwrap();
+    let (settled, payload) = hook_payload(&step);
+    assert!(
+        matches!(payload, HookPayload::AgentSettled { aborted: true }),
+        "{payload:?}"
+    );
+    assert!(
+        !kinds(&step).iter().any(|k| k == "compaction_start"),
+        "not while the agent_settled handlers run: {:?}",
+        kinds(&step)
+    );
+    let step = s.step(8, done(settled)).unwrap();
+    assert_eq!(kinds(&step)[..2], ["agent_settled", "compaction_start"]);
+    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+}
+
 /// A `turn_end` after tool results, whose run would go on: the compaction's abort comes before
 /// the loop's next step, as Pi's `abort()` runs within the handler, so no request goes out for
 /// a turn that would only be cancelled (a model that answers fast would otherwise be heard).
@@ -644,4 +676,60 @@ fn session_compact_failed_hears_a_compaction_that_cannot_run_with_pis_error() {
         step.replies
     );
     assert!(!s.is_busy());
+}
+
+/// Two `ctx.compact()` calls around an aborted run's end: one from its `turn_end` (the run
+/// still active), one from the `agent_settled` handler (no run active any more). Each is a
+/// compaction of its own, none lost: as in Pi, where the second's `abort()` waits for nothing
+/// and the first's for the session to be idle, the second runs first, then, once its callbacks
+/// ran (their entry after the compaction), the first, which has nothing to compact; each one's
+/// callback hears its end.
+#[test]
+fn two_asked_compactions_each_run_and_call_back_the_later_asked_while_idle_first() {
+    let mut s = session(&[HookEvent::TurnEnd, HookEvent::AgentSettled]);
+    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s
+        .step(2, answered(call, "First answer about alpha."))
+        .unwrap();
+    let step = s.step(3, done(hook(&step))).unwrap();
+    s.step(4, done(hook(&step))).unwrap();
+    let step = s.step(5, prompt("Second prompt.")).unwrap();
+    let (call, _) = requests(&step).remove(0);
+    let step = s.step(6, answered(call, "Second answer.")).unwrap();
+    let step = s.step(7, compact_calling_back(hook(&step), 1)).unwrap();
+    let step = s.step(8, compact_calling_back(hook(&step), 2)).unwrap();
+    assert_eq!(kinds(&step)[..2], ["agent_settled", "compaction_start"]);
+    // The summary calls (a split turn's prefix too) answered.
+    let (mut step, mut now) = (step, 9);
+    while let Some((call, _)) = requests(&step).first().cloned() {
+        step = s.step(now, answered(call, "## Goal\nSquashed.")).unwrap();
+        now += 1;
+    }
+    let (call, payload) = hook_payload(&step);
+    assert!(
+        matches!(
+            payload,
+            HookPayload::CompactEnd {
+                callback: 2,
+                error: None,
+                ..
+            }
+        ),
+        "{payload:?}"
+    );
+    let appended = HookAction::AppendEntry {
+        custom_type: "on_complete".into(),
+        data: None,
+    };
+    let step = s.step(now, decided(call, vec![appended])).unwrap();
+    let (_, payload) = hook_payload(&step);
+    assert_eq!(
+        payload,
+        HookPayload::CompactEnd {
+            callback: 1,
+            result: None,
+            error: Some("Nothing to compact (session too small)".into()),
+        }
+    );
 }

@@ -125,6 +125,7 @@ fn each_call_asks_its_shim_in_turn_and_runs_with_what_it_gave() {
 
     let thrown = HookDecision::PrepareArguments(PreparedArguments::Thrown {
         error: "cannot prepare BOOM".into(),
+        model_arguments: None,
     });
     let step = s
         .step(4, support::decided_as(second, thrown, vec![]))

@@ -294,6 +294,7 @@ impl Live {
             let forward = tokio::spawn(async move {
                 let (mut partials_open, mut signals_open) = (true, true);
                 let mut asked = 0u32;
+                let mut refused = None;
                 while partials_open || signals_open {
                     let input = tokio::select! {
                         partial = partials.recv(), if partials_open => match partial {
@@ -307,11 +308,10 @@ impl Live {
                             Some(ToolSignal::Update(partial)) => Input::ToolUpdate { call, partial },
                             Some(ToolSignal::Acted(mut action)) => {
                                 // A provider change reaches the registry before it is recorded.
-                                if let Err(refused) = extensions.apply_tool_action(&mut action) {
-                                    eprintln!(
-                                        "Extension error ({}): {}",
-                                        refused.extension, refused.error
-                                    );
+                                // One it refuses is dropped, and fails the tool with its error,
+                                // as Pi's `pi.registerProvider` throws it into `execute`.
+                                if let Err(error) = extensions.apply_tool_action(&mut action) {
+                                    refused.get_or_insert(error.error);
                                     continue;
                                 }
                                 Input::ToolActed { call, action }
@@ -332,6 +332,7 @@ impl Live {
                     let now = forward_clock.now_ms();
                     let _ = forward_tx.send((now, SessionInput::Answer(input)));
                 }
+                refused
             });
             // A tool that panics still answers its call, so the run cannot hang on it.
             let running = tokio::spawn(async move { tools::run(&env, &tool, &args, &cx).await });
@@ -339,7 +340,10 @@ impl Live {
                 ToolOutcome::Thrown(format!("Tool execution failed: {error}"))
             });
             // Updates sent before the result reach the core before it.
-            let _ = forward.await;
+            let outcome = match forward.await {
+                Ok(Some(refused)) => ToolOutcome::Thrown(refused),
+                _ => outcome,
+            };
             let input = Input::ToolFinished { call, outcome };
             let _ = tx.send((clock.now_ms(), SessionInput::Answer(input)));
         });

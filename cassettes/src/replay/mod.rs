@@ -204,6 +204,16 @@ impl Replay {
         Some(taken)
     }
 
+    /// Whether the recording goes on with the `replaced` input a replacement sends the session
+    /// it opened (the recorded run told it what the extensions, loaded again, registered, or
+    /// its handlers heard the start): a replay sends it where the recording has it.
+    pub fn goes_on_replaced(&self) -> bool {
+        matches!(
+            self.spine.get(self.position),
+            Some((_, Spine::Outside(_, input))) if matches!(**input, RecordedInput::Replaced { .. })
+        )
+    }
+
     /// The number of recorded steps (inputs and effects).
     pub fn steps(&self) -> usize {
         self.spine.len()

@@ -38,7 +38,7 @@ impl<I: Front> Rpc<I> {
         if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
             // The extension waiting for it gets it; nothing is answered (a replay has no
             // extension running: its tool's result is recorded).
-            if let Some(host) = &self.runtime.extension_host {
+            if let Some(host) = self.runtime.host() {
                 if let Err(error) = host.answer_ui(&command) {
                     self.out.say(&error);
                 }

@@ -562,7 +562,7 @@ impl<I: Front> Rpc<I> {
 
     /// Gives the run's extensions RPC mode's UI; their requests come on the receiver.
     fn enable_extension_ui(&mut self) -> Option<UnboundedReceiver<Value>> {
-        let host = self.runtime.extension_host.as_ref()?;
+        let host = self.runtime.host()?;
         match host.enable_ui() {
             Ok(requests) => Some(requests),
             Err(error) => {

@@ -499,6 +499,13 @@ impl<I: Front> Replacer for Replacing<'_, I> {
         self.rpc.told(input, print_all, self.ui).await
     }
 
+    fn extensions_loaded(&mut self) {
+        // A host started for the new session's load (the run had none) gets RPC mode's UI.
+        if self.ui.is_none() {
+            *self.ui = self.rpc.enable_extension_ui();
+        }
+    }
+
     fn diverged(divergence: Divergence) -> Stop {
         Stop::Ended(Ended::Diverged(divergence))
     }

@@ -17,7 +17,7 @@ use pi_effects::session::{agent_dir, default_session_dir, resolve_session_dir, S
 use pi_providers::catalog;
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
-use super::{DefaultTools, ResourceFlags, Runtime, ToolFilter};
+use super::{ResourceFlags, Runtime, ToolFlags};
 use crate::args::Args;
 use crate::diagnostic::Diagnostic;
 use crate::model_choice::{self, ChoicePlace, ModelRequest};
@@ -214,11 +214,10 @@ impl Runtime {
             thinking,
             thinking_flag,
             scoped_models,
-            default_tools: DefaultTools::of(args),
+            tool_flags: ToolFlags::of(args),
             last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
-            tool_filter: ToolFilter::of(args),
             session_name: std::sync::Mutex::new(
                 args.name.as_deref().map(str::trim).map(str::to_owned),
             ),
@@ -230,6 +229,9 @@ impl Runtime {
             trust_by_extension: trust.by_extension,
             custom_tools: admitted_tools(args),
             extension_host: trust_host,
+            late_host: std::sync::OnceLock::new(),
+            late_load: std::sync::Mutex::new(None),
+            loads_extensions: true,
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
@@ -277,11 +279,10 @@ impl Runtime {
             thinking,
             thinking_flag: thinking.is_some(),
             scoped_models: Vec::new(),
-            default_tools: DefaultTools::of(args),
+            tool_flags: ToolFlags::of(args),
             last_default_tools: std::sync::Mutex::new(tools.clone()),
             tools,
             registered_builtins: registered_builtins(args),
-            tool_filter: ToolFilter::of(args),
             session_name: std::sync::Mutex::new(None),
             system_prompt: None,
             append_system_prompt: None,
@@ -300,6 +301,9 @@ impl Runtime {
             trust_by_extension: None,
             custom_tools: ToolRegistry::new(),
             extension_host: None,
+            late_host: std::sync::OnceLock::new(),
+            late_load: std::sync::Mutex::new(None),
+            loads_extensions: false,
             mcp_servers: Vec::new(),
             extensions: ExtensionRegistry::new(),
             extension_state: StateMirror::default(),
@@ -328,19 +332,20 @@ impl Runtime {
 }
 
 /// The tools a run starts with, from `--no-tools`, `--no-builtin-tools`, `--tools` and
-/// `--exclude-tools` (see [`DefaultTools::active`]): no defaults under either of the first two,
+/// `--exclude-tools` (see [`ToolFlags::active`]): no defaults under either of the first two,
 /// which `--tools` entries still choose from or add to, as in Pi 1.5.2.
 fn active_tools(args: &Args, settings: &Settings) -> Vec<String> {
-    DefaultTools::of(args).active(settings)
+    ToolFlags::of(args).active(settings)
 }
 
-impl DefaultTools {
+impl ToolFlags {
     /// The command line's tool flags.
     pub(super) fn of(args: &Args) -> Self {
-        let off = args.no_tools || args.no_builtin_tools;
-        DefaultTools {
-            off,
-            tools: args.tool_names(),
+        let tools = args.tool_names();
+        ToolFlags {
+            off: args.no_tools || args.no_builtin_tools,
+            allowlist: allowed_tools(tools.as_deref(), args.no_tools),
+            tools,
             exclude: args.excluded_tools(),
         }
     }
@@ -359,36 +364,25 @@ impl DefaultTools {
     }
 }
 
-impl ToolFilter {
-    /// Pi 1.5.2's allowlist (see [`allowed_tools`]: `--tools`, or under `--no-tools` what it
-    /// names, else nothing) and `--exclude-tools`.
-    fn of(args: &Args) -> Self {
-        ToolFilter {
-            allowlist: allowed_tools(args.tool_names().as_deref(), args.no_tools),
-            exclude: args.excluded_tools(),
-        }
-    }
-}
-
 /// The run's registry of custom tools, which registers only what `--tools` and
 /// `--exclude-tools` keep: an MCP server's tools are filtered there, whichever way the server
 /// connects.
 fn admitted_tools(args: &Args) -> ToolRegistry {
-    let filter = ToolFilter::of(args);
+    let filter = ToolFlags::of(args);
     ToolRegistry::new().admitting(move |name| filter.allows(name))
 }
 
 /// Whether the run registers Pi's `tool_search`: when the run's allowlist and exclusions keep
 /// it (none under a bare `--no-tools`).
 fn tool_search_registered(args: &Args) -> bool {
-    ToolFilter::of(args).allows(TOOL_SEARCH_TOOL_NAME)
+    ToolFlags::of(args).allows(TOOL_SEARCH_TOOL_NAME)
 }
 
 /// The built-in tools a run registers, active or not: those the run's allowlist and exclusions
 /// keep (see [`registered`]); every one under `--no-builtin-tools` alone, which only leaves
 /// them inactive.
 fn registered_builtins(args: &Args) -> Vec<String> {
-    let filter = ToolFilter::of(args);
+    let filter = ToolFlags::of(args);
     registered(filter.allowlist.as_deref(), filter.exclude.as_deref())
 }
 

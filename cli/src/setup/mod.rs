@@ -67,15 +67,23 @@ pub enum SessionChoice {
     },
 }
 
-/// `--tools` (when it is an allowlist) and `--exclude-tools`, as they apply to the tools
-/// extensions register (Pi's `_isAllowedTool`, and the allowlist's activation).
+/// The command line's tool flags, read once: `--no-tools`/`--no-builtin-tools`, `--tools` and
+/// `--exclude-tools`. They select the active tools from the settings' `defaultTools` (Pi's
+/// default tools and their modifiers, which a reload reads again), and as an allowlist with
+/// exclusions they decide which tools extensions and MCP servers register (Pi's
+/// `_isAllowedTool`, and the allowlist's activation).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ToolFilter {
+pub(crate) struct ToolFlags {
+    /// No default tools (`--no-tools` or `--no-builtin-tools`).
+    pub(crate) off: bool,
+    /// The `--tools` names, which choose from the defaults or add to them.
+    pub(crate) tools: Option<Vec<String>>,
+    /// Pi 1.5.2's allowlist: `--tools`, or under `--no-tools` what it names, else nothing.
     pub(crate) allowlist: Option<Vec<String>>,
     pub(crate) exclude: Option<Vec<String>>,
 }
 
-impl ToolFilter {
+impl ToolFlags {
     /// Whether a tool of `name` stays registered.
     pub(crate) fn allows(&self, name: &str) -> bool {
         crate::tool_select::allows(self.allowlist.as_deref(), self.exclude.as_deref(), name)
@@ -142,16 +150,6 @@ impl ResourceFlags {
     }
 }
 
-/// `--no-tools`/`--no-builtin-tools` (`off`), `--tools` and `--exclude-tools` as they select
-/// the active tools from the settings' `defaultTools` (Pi's default tools and their modifiers),
-/// which a reload reads again.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct DefaultTools {
-    pub(crate) off: bool,
-    pub(crate) tools: Option<Vec<String>>,
-    pub(crate) exclude: Option<Vec<String>>,
-}
-
 /// The run's fixed inputs.
 pub struct Runtime {
     pub cwd: PathBuf,
@@ -174,14 +172,14 @@ pub struct Runtime {
     /// The `--models` scope (else the `enabledModels` setting), for choosing and cycling models.
     pub scoped_models: Vec<ScopedModel>,
     pub tools: Vec<String>,
-    /// How the active tools are selected from the settings' defaults, and the selection of the
-    /// settings last read (a reload activates the tools its settings newly add).
-    pub(crate) default_tools: DefaultTools,
+    /// The command line's tool flags: how the active tools are selected from the settings'
+    /// defaults, and what keeps the tools extensions register registered and activates them.
+    pub(crate) tool_flags: ToolFlags,
+    /// The selection of the settings last read (a reload activates the tools its settings
+    /// newly add).
     pub(crate) last_default_tools: std::sync::Mutex<Vec<String>>,
     /// The built-in tools registered, active or not (see `gather::registered_builtins`).
     pub registered_builtins: Vec<String>,
-    /// What keeps the tools extensions register registered, and activates them.
-    pub(crate) tool_filter: ToolFilter,
     pub system_prompt: Option<String>,
     pub append_system_prompt: Option<String>,
     pub context_files: bool,
@@ -200,6 +198,23 @@ pub struct Runtime {
     pub extension_sources: Vec<pi_effects::packages::Resource>,
     /// The extension host running them, once loaded (RPC mode gives it a UI).
     pub extension_host: Option<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// The host a run that started with no extension starts once a new load finds some (a
+    /// replacement's, as Pi builds the new session's runtime with the settings read again).
+    pub(crate) late_host:
+        std::sync::OnceLock<std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>>,
+    /// What the late host's first load registered (or why it did not start), until the reload
+    /// of the session it was started for takes it.
+    pub(crate) late_load: std::sync::Mutex<
+        Option<
+            Result<
+                pi_effects::extension::sidecar::Registrations,
+                pi_effects::extension::sidecar::HostError,
+            >,
+        >,
+    >,
+    /// Whether a new load may find extensions and start the host: a live run's; a replay's
+    /// loads nothing (its recording holds what the recorded run loaded).
+    pub(crate) loads_extensions: bool,
     /// `--name`: the display name the first session built gets (a `session_info` entry before
     /// anything else is appended); taken by that build.
     session_name: std::sync::Mutex<Option<String>>,

@@ -40,7 +40,8 @@ impl Runtime {
     /// active when the tools name it or deferred MCP tools need it.
     pub fn tool_search(&self) -> Option<bool> {
         let named = self.tools.iter().any(|t| t == TOOL_SEARCH_TOOL_NAME);
-        let observable = named || self.mcp_started || !self.extensions.is_empty();
+        let observable =
+            named || self.mcp_started || !self.extensions.is_empty() || self.host().is_some();
         (self.tool_search_registered && observable).then_some(self.mcp_activates_tool_search)
     }
 
@@ -59,7 +60,7 @@ impl Runtime {
         if self.mcp_activates_codemode {
             options.activated_tools = vec![crate::tool_select::CODEMODE_TOOL_NAME.to_owned()];
         }
-        options.tools_allowlist = self.tool_filter.allowlist.clone();
+        options.tools_allowlist = self.tool_flags.allowlist.clone();
         options.mcp_servers = self.mcp_servers.clone();
         options.custom_sections =
             pi_mcp::servers_section::custom_sections(self.mcp_section.as_deref());

@@ -150,3 +150,94 @@ fn the_shim_runs_before_validation_and_its_recorded_answers_replay_without_node(
         assert!(stderr.contains("diverged"), "{from}: {stderr}");
     }
 }
+
+/// A shim that changes the model's arguments in place and then throws, and one that changes
+/// them in place and returns them (case `tool_prepare_arguments_this`): the first call's error
+/// is the thrown message, and the later requests, the next prompt's included, send both
+/// calls' arguments as the shims left them, as Pi's call holds that object. The shims see
+/// Pi's wrapped tool as `this`, not the definition. The change is part of the recorded answer,
+/// so a replay without Node reproduces; the change altered there diverges.
+#[test]
+fn a_shim_that_edits_in_place_then_throws_keeps_its_edit_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/tool_prepare_arguments_this");
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "t1", "name": "greet", "arguments": "{\"mode\":\"edit-then-throw\"}"}]},
+        {"tool_calls": [{"id": "t2", "name": "greet", "arguments": "{\"who\":\"plain\"}"}]},
+        {"text": ["Done."]},
+        {"text": ["Again."]}
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("shim-this.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &case.join("extension.ts"),
+        "Greet.",
+    );
+    command.arg("Again.");
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+    let text = |id: &str| {
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "tool_execution_end" && e["toolCallId"] == id)
+            .unwrap();
+        (
+            end["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            end["isError"] == true,
+        )
+    };
+    assert_eq!(text("t1"), ("edited in place, then threw".to_owned(), true));
+    // Pi's wrapped tool: its own fields, not the definition's snippet or other fields.
+    let (greeted, failed) = text("t2");
+    assert!(!failed);
+    assert!(
+        greeted.contains(
+            r#"{"keys":["constrainedSampling","description","execute","executionMode","label","name","outputSchema","parameters","prepareArguments"],"name":"greet","snippet":null,"custom":null"#
+        ),
+        "{greeted}"
+    );
+    // Every request after the calls, the next prompt's included, sends the edited arguments.
+    let sent: Vec<Vec<String>> = mock
+        .requests()
+        .iter()
+        .map(|request| {
+            request["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+                .map(|call| call["function"]["arguments"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .collect();
+    let edited = r#"{"name":"edited"}"#.to_owned();
+    let plain = r#"{"name":"plain"}"#.to_owned();
+    assert_eq!(
+        sent,
+        [
+            vec![],
+            vec![edited.clone()],
+            vec![edited.clone(), plain.clone()],
+            vec![edited, plain]
+        ]
+    );
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let from = r#""modelArguments":{"name":"edited"}"#;
+    let tampered = text.replacen(from, r#""modelArguments":{"name":"forged"}"#, 1);
+    assert_ne!(tampered, text, "the cassette records {from}");
+    let changed = env.path("changed.jsonl");
+    std::fs::write(&changed, tampered).unwrap();
+    let (code, _, stderr) = replay_without_node(&env, &changed);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("diverged"), "{stderr}");
+}

@@ -644,3 +644,156 @@ fn a_reload_loads_an_extension_the_settings_name_since() {
     });
     diverges(&env, &dropped, "a dropped command");
 }
+
+/// An RPC `new_session` where no extension hears the session's start (conformance case
+/// `session_replace_unheard`): Pi loads the extensions again for the new session, so its
+/// request declares the new load's tool, not the first's. The `replaced` input holds what the
+/// new load registered though no handler hears it, so a replay with no Node reproduces; a
+/// registration changed there, or the line dropped, diverges.
+#[test]
+fn a_replacement_no_handler_hears_takes_the_new_loads_registrations() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("replace-unheard.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/session_replace_unheard/extension.ts");
+    let mut command = env.rpc_command();
+    command.args(["-e", extension.to_str().unwrap()]);
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, output) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let (mut recorded, mut settled) = (String::new(), 0);
+    for line in output {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        if serde_json::from_str::<Value>(&line).unwrap()["type"] == "agent_settled" {
+            settled += 1;
+            if settled == 2 {
+                break;
+            }
+            send(&mut stdin, json!({"id": "n1", "type": "new_session"}));
+            send(
+                &mut stdin,
+                json!({"id": "p2", "type": "prompt", "message": "Again"}),
+            );
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert_eq!(
+        mock.declared_tools(),
+        [
+            ["read", "bash", "edit", "write", "probe_1"],
+            ["read", "bash", "edit", "write", "probe_2"]
+        ]
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let renamed = tampered_input(&cassette, "replaced", |loaded| {
+        loaded["tools"][0]["name"] = json!("probe_3");
+    });
+    diverges(&env, &renamed, "a changed registration");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    let dropped: String = text
+        .lines()
+        .filter(|l| !l.contains(r#""kind":"replaced""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(dropped, text, "a replaced line");
+    let dropped_path = env.path("replace-unheard.dropped.jsonl");
+    std::fs::write(&dropped_path, dropped).unwrap();
+    diverges(&env, &dropped_path, "a dropped replaced line");
+}
+
+/// A run that started with no extension, whose settings name one before an RPC `new_session`
+/// (conformance case `replace_loads_from_none`): as Pi builds the new session's runtime with
+/// the settings read again, the extension is loaded then (the host starts for it), hears the
+/// new session's start, and its command runs and its tool is declared. The `replaced` input
+/// holds what it registered, so a replay with no Node, the extension and the settings gone,
+/// reproduces; its tool renamed in that line diverges.
+#[test]
+fn a_replacement_loads_the_extensions_the_settings_name_since_in_a_run_that_had_none() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Hello."]}, {"text": ["Again."]}]));
+    let env = Env::new(&mock);
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/replace_loads_from_none");
+    let added = env.cwd().join("added.ts");
+    std::fs::copy(case.join("extension.ts"), &added).unwrap();
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    let cassette = env.path("loads-from-none.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, output) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let (mut recorded, mut settled) = (String::new(), 0);
+    for line in output {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        if serde_json::from_str::<Value>(&line).unwrap()["type"] == "agent_settled" {
+            settled += 1;
+            if settled == 2 {
+                break;
+            }
+            let named = json!({ "extensions": [added] });
+            std::fs::write(&settings, named.to_string()).unwrap();
+            send(&mut stdin, json!({"id": "n1", "type": "new_session"}));
+            send(
+                &mut stdin,
+                json!({"id": "x1", "type": "prompt", "message": "/added-cmd"}),
+            );
+            send(
+                &mut stdin,
+                json!({"id": "p2", "type": "prompt", "message": "Again"}),
+            );
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    assert_eq!(
+        mock.declared_tools(),
+        [
+            vec!["read", "bash", "edit", "write"],
+            vec!["read", "bash", "edit", "write", "added_probe"]
+        ]
+    );
+    let customs: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "entry_appended")
+        .map(|l| l["entry"]["customType"].clone())
+        .collect();
+    assert_eq!(customs, ["added-started", "added-ran"], "{recorded}");
+    let notices: Vec<Value> = json_lines(&recorded)
+        .into_iter()
+        .filter(|l| l["type"] == "extension_ui_request")
+        .map(|l| l["message"].clone())
+        .collect();
+    assert_eq!(
+        notices,
+        ["started new", "started new", "added-cmd ran"],
+        "{recorded}"
+    );
+    std::fs::remove_file(&added).unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    // RPC mode binds the new session twice: the second `replaced` carries no load.
+    let renamed = tampered_input(&cassette, "replaced", |loaded| {
+        if !loaded.is_null() {
+            loaded["tools"][0]["name"] = json!("other_probe");
+        }
+    });
+    diverges(&env, &renamed, "a changed registration");
+}

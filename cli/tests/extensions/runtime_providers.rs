@@ -241,3 +241,67 @@ fn request_headers(mock: &MockLlm) -> Vec<Value> {
         .map(|v| v["headers"].clone())
         .collect()
 }
+
+/// A tool whose `execute` registers providers by name (case `register_provider_tool_refused`):
+/// the one Pi's model runtime refuses fails the call with the runtime's error, as Pi's
+/// `pi.registerProvider` throws it into `execute`, and nothing is said on stderr (the error is
+/// the call's recorded result, so a checked replay says only its verdict); the one whose id is
+/// blank is registered, as Pi takes it by name. The recording checks with no Node.
+#[test]
+fn a_provider_change_the_registry_refuses_fails_the_tool_that_asked_for_it() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "c1", "name": "connect", "arguments": "{}"}]},
+        {"tool_calls": [{"id": "b1", "name": "blank", "arguments": "{}"}]},
+        {"text": ["Done."]}
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("refused.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/register_provider_tool_refused/extension.ts");
+    let mut command = env.command(&[
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+        "--mode",
+        "json",
+    ]);
+    command
+        .arg("--record")
+        .arg(&cassette)
+        .arg("-e")
+        .arg(extension);
+    command.args(["-p", "Connect."]);
+    with_host(&mut command, &path);
+    let (code, printed, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("Extension error"), "{stderr}");
+    let ends: Vec<(String, String, bool)> = printed
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool_execution_end")
+        .map(|e| {
+            (
+                e["toolCallId"].as_str().unwrap().to_owned(),
+                e["result"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                e["isError"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (
+                "c1".to_owned(),
+                "Provider streamer: \"api\" is required when registering streamSimple.".to_owned(),
+                true
+            ),
+            ("b1".to_owned(), "registered".to_owned(), false),
+        ]
+    );
+    checks_without_node(&env, &cassette);
+}

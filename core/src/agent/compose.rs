@@ -327,6 +327,7 @@ impl Composer {
             HookPayload::PrepareArguments { .. } => {
                 self.decision = Some(HookDecision::PrepareArguments(PreparedArguments::Thrown {
                     error,
+                    model_arguments: None,
                 }));
                 self.stopped = true;
             }

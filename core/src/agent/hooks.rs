@@ -1156,7 +1156,17 @@ pub enum PreparedArguments {
         model_arguments: Option<Value>,
     },
     /// The shim threw: the call's error result is the thrown message.
-    Thrown { error: String },
+    Thrown {
+        error: String,
+        /// The model's arguments as the shim left them before it threw, when it changed them
+        /// in place (Pi's call keeps the change, as for [`PreparedArguments::Prepared`]).
+        #[serde(
+            default,
+            rename = "modelArguments",
+            skip_serializing_if = "Option::is_none"
+        )]
+        model_arguments: Option<Value>,
+    },
 }
 
 /// A `tool_call` gate's outcome.

@@ -673,8 +673,10 @@ pub(super) fn changed_in_place(verdict: &PreparedArguments) -> Option<Value> {
     match verdict {
         PreparedArguments::Prepared {
             model_arguments, ..
+        }
+        | PreparedArguments::Thrown {
+            model_arguments, ..
         } => model_arguments.clone(),
-        PreparedArguments::Thrown { .. } => None,
     }
 }
 
@@ -689,7 +691,7 @@ pub(super) fn prepare_shimmed(
     };
     let args = match verdict {
         PreparedArguments::Prepared { arguments, .. } => validated(cx, tool, call, arguments)?,
-        PreparedArguments::Thrown { error } => return Err(ToolResult::error(error)),
+        PreparedArguments::Thrown { error, .. } => return Err(ToolResult::error(error)),
     };
     // Pi's shim runs at once; here the run may have been aborted while its hook point waited.
     // Pi's `prepareToolCall` answers a prepared call of an aborted run so (after the

@@ -29,7 +29,7 @@ use crate::message::{ContentBlock, ImageContent, UserContent};
 
 use super::contract::{Reply, SessionError, StreamingBehavior};
 use super::input::{InputKind, EXTENSION_SOURCE};
-use super::machine::SessionMachine;
+use super::machine::{AskedCompaction, SessionMachine};
 
 /// A hook point's decision waiting for the `input` decisions of the user messages its handlers
 /// sent. Pi runs the `input` handlers of an extension's `sendUserMessage` and queues its text
@@ -101,11 +101,24 @@ impl SessionMachine {
                     self.set_model(model.as_ref().clone(), None, "set")?
                 }
                 // Pi's `ctx.compact()`: the run is aborted (by the caller, as for `abort`) and
-                // compacted once it has settled.
+                // compacted once it has settled. Each call is a compaction of its own: one
+                // asked while no run is active (Pi's `abort()` then waits for nothing) goes
+                // before those still waiting for the run to settle.
                 HookAction::Compact {
                     custom_instructions,
                     callback,
-                } => self.asked_compaction = Some((custom_instructions.clone(), *callback)),
+                } => {
+                    let asked = AskedCompaction {
+                        custom_instructions: custom_instructions.clone(),
+                        callback: *callback,
+                        after_settle: self.run_active,
+                    };
+                    if asked.after_settle {
+                        self.asked_compaction.push_back(asked);
+                    } else {
+                        self.asked_compaction.push_front(asked);
+                    }
+                }
                 // Pi's registry tells the extensions that connect MCP servers of every change
                 // after binding (it does not wait for them).
                 HookAction::McpServersChange { servers } => {
@@ -155,10 +168,11 @@ impl SessionMachine {
         }
     }
 
-    /// Starts the compaction an extension asked for once no run is active: Pi's
+    /// Starts the next compaction an extension asked for once the session is idle: Pi's
     /// `AgentSession.compact` after its `abort()` has waited for idle, so the aborted run's last
-    /// events and `agent_settled` come before `compaction_start`, and the run is heard to its
-    /// end (unlike a manual compaction's). One asked while another compaction runs waits for
+    /// events and `agent_settled` (its handlers and the event) come before `compaction_start`,
+    /// and the run is heard to its end (unlike a manual compaction's); one asked once the run
+    /// was over starts first, and each starts after the callbacks of the one before. One asked while another compaction runs waits for
     /// its end (the asking aborted it, as Pi's `compact()` aborts first), the
     /// `session_compact_failed` handlers of a failed one included: Pi 1.5.2 starts it as soon as
     /// a manual one has ended, and the end of those handlers then clears the state the new one
@@ -166,14 +180,32 @@ impl SessionMachine {
     /// dropped.
     pub(super) fn start_asked_compaction(&mut self) -> Result<(), SessionError> {
         self.start_held_compaction()?;
+        // The callbacks of the compaction that ended run before the next starts (Pi calls them
+        // as its promise settles, before the next `compact()` hears the session idle).
         if self.agent.is_streaming()
             || self.run_active
             || self.compaction.is_some()
             || !self.failing.is_empty()
+            || !self.compact_callbacks.is_empty()
         {
             return Ok(());
         }
-        let Some((custom_instructions, callback)) = self.asked_compaction.take() else {
+        // Pi's `compact()` waits for the session to be idle: a run that settles is once its
+        // `agent_settled` is out, after its handlers.
+        if self.settling()
+            && self
+                .asked_compaction
+                .front()
+                .is_some_and(|asked| asked.after_settle)
+        {
+            return Ok(());
+        }
+        let Some(AskedCompaction {
+            custom_instructions,
+            callback,
+            ..
+        }) = self.asked_compaction.pop_front()
+        else {
             return Ok(());
         };
         if self.navigating() {

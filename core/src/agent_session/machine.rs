@@ -29,6 +29,16 @@ use super::navigate::{NavigateJob, TreeAsk};
 use super::retry::RetrySettings;
 use super::wake::Wake;
 
+/// An extension's `ctx.compact()` waiting for its turn: its custom instructions, the number
+/// of its `onComplete`/`onError`, and whether it was asked while a run was active (it then
+/// waits for the run to settle, `agent_settled` and all).
+#[derive(Clone, Debug)]
+pub(super) struct AskedCompaction {
+    pub(super) custom_instructions: Option<String>,
+    pub(super) callback: Option<u64>,
+    pub(super) after_settle: bool,
+}
+
 /// Pi's `AgentSession` as a pure state machine.
 pub struct SessionMachine {
     pub(super) agent: AgentMachine,
@@ -93,9 +103,9 @@ pub struct SessionMachine {
     /// The actions a handler asked for after an idle user message, waiting for its `input`
     /// decision (Pi runs its handlers within the call, before the next action).
     pub(super) stashed_actions: Option<(CallId, Vec<HookAction>)>,
-    /// An extension's `ctx.compact()` (its custom instructions), waiting for the run it aborted
-    /// to settle (`extension_actions`).
-    pub(super) asked_compaction: Option<(Option<String>, Option<u64>)>,
+    /// The extensions' `ctx.compact()` calls waiting for the session to be idle, in the order
+    /// they start (`extension_actions`).
+    pub(super) asked_compaction: std::collections::VecDeque<AskedCompaction>,
     /// The compaction ends whose callbacks the extension host is calling.
     pub(super) compact_callbacks: Vec<CallId>,
     /// Extension commands running (`command.rs`).
@@ -205,7 +215,7 @@ impl SessionMachine {
             later_idle_runs: Vec::new(),
             held_reply: None,
             stashed_actions: None,
-            asked_compaction: None,
+            asked_compaction: Default::default(),
             compact_callbacks: Vec::new(),
             pending_commands: Vec::new(),
             command_asking: None,

@@ -92,7 +92,9 @@ impl ModelRegistry {
     /// registry as it was and gives Pi's error text.
     pub fn register_provider(&mut self, registration: &ProviderRegistration) -> Result<(), String> {
         let name = &registration.name;
-        if name.trim().is_empty() {
+        // Pi's model runtime refuses a blank id for a provider object only; one registered by
+        // name is taken as it is.
+        if registration.native && name.trim().is_empty() {
             return Err("Provider id must not be empty.".to_owned());
         }
         let index = self

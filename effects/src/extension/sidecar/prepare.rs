@@ -70,7 +70,10 @@ impl RustExtension for SidecarShims {
             let answer: ShimAnswer = serde_json::from_value(data)
                 .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
             let prepared = match (answer.error, answer.arguments) {
-                (Some(error), _) => PreparedArguments::Thrown { error },
+                (Some(error), _) => PreparedArguments::Thrown {
+                    error,
+                    model_arguments: answer.model_arguments,
+                },
                 (None, arguments) => PreparedArguments::Prepared {
                     arguments,
                     model_arguments: answer.model_arguments,
