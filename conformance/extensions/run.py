@@ -11,9 +11,11 @@ the others' traces as they are.
 
 Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
 with its mock script). The extension is written into the scenario's cwd and loaded with
-`-e {CWD}/extension.ts`. An RPC step may answer an extension's dialog: `{UI:<method>:<path>}`
-is the field at <path> of the latest `extension_ui_request` line with that method (its id, for
-the `extension_ui_response`).
+`-e {CWD}/extension.ts`. Each run of a case with several has its own "suffix" (its stdout is
+`stdout<suffix>.jsonl`): `record` and `compare` refuse a case whose runs share one, whose
+earlier runs' events would be overwritten. An RPC step may answer an extension's dialog:
+`{UI:<method>:<path>}` is the field at <path> of the latest `extension_ui_request` line with
+that method (its id, for the `extension_ui_response`).
 
 The kit's run.py gives each scenario an environment without PI_* variables; ours needs
 PI_EXTENSION_HOST_PI_DIR (the 1.5.2 install whose loader the extension host uses; --host-pi-dir,
@@ -72,9 +74,15 @@ def cases(wanted=None):
 
 
 def scenarios(folder, env, wanted):
-    """Writes each case as a kit scenario into `folder` (its extension among its files)."""
-    for name in cases(wanted):
-        spec = json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
+    """Writes each case as a kit scenario into `folder` (its extension among its files). Refuses,
+    before any case runs, a case whose runs share a suffix (only its last run would be compared)."""
+    specs = {name: json.loads((HERE / name / "scenario.json").read_text(encoding="utf-8"))
+             for name in cases(wanted)}
+    wrong = [f"case {name} ({HERE / name / 'scenario.json'}): {kit.shared_suffixes(spec)}"
+             for name, spec in specs.items() if kit.shared_suffixes(spec)]
+    if wrong:
+        raise SystemExit("\n".join(wrong))
+    for name, spec in specs.items():
         spec.setdefault("files", {})["extension.ts"] = (HERE / name / "extension.ts").read_text(encoding="utf-8")
         if env:
             spec["env"] = {**spec.get("env", {}), **env}

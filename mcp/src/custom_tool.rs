@@ -1,7 +1,8 @@
 //! MCP tools as custom tools: each tool of a connected server registered in the Live
 //! interpreter's [`ToolRegistry`] and declared in the run's configuration, so that its calls are
 //! effects like a built-in's, recorded in a cassette and answered from it on replay without the
-//! server. `direct` tools are declared to the model; `deferred` ones (and `codemode` ones, which
+//! server. `direct` tools are declared to the model, each declaration with its server's
+//! namespace (which `pi.getAllTools()` reports); `deferred` ones (and `codemode` ones, which
 //! Pi registers as deferred) are registered for `tool_search` to load, with their server's
 //! namespace; `hidden` ones are not registered. Pi's `codemode` tool, which would call them
 //! from scripts, is not in this harness.
@@ -73,7 +74,12 @@ pub fn register_tools(
     let mut declared = Vec::new();
     for tool in tool_definitions(connection.entry(), connection.tools()) {
         let exposure = tool.exposure.clone();
-        let declaration = tool.custom_definition();
+        // A direct tool's declaration carries its server's namespace (`pi.getAllTools()`
+        // reports it); a deferred one's namespace is registered beside it.
+        let declaration = CustomToolDefinition {
+            namespace: (exposure == "direct").then(|| namespace.clone()),
+            ..tool.custom_definition()
+        };
         if !registry.admits(&declaration.name) {
             continue;
         }

@@ -39,13 +39,22 @@ pub struct McpToolDefinition {
 impl McpToolDefinition {
     /// The tool as a custom tool's declaration, which a run's configuration (and so its
     /// cassette) holds. Pi gives MCP tools no prompt snippet or guidelines, so they are not
-    /// listed in the system prompt's tools section.
+    /// listed in the system prompt's tools section. Its annotation hints and its source (Pi's
+    /// built-in MCP extension registers it) are what `pi.getAllTools()` reports; its server's
+    /// namespace is added by whoever knows the connection ([`crate::custom_tool`]).
     pub fn custom_definition(&self) -> CustomToolDefinition {
         CustomToolDefinition {
             label: self.label.clone(),
+            annotations: self.annotations.clone().map(Value::Object),
+            source_info: Some(mcp_source_info()),
             ..CustomToolDefinition::new(&self.name, &self.description, self.parameters.clone())
         }
     }
+}
+
+/// The `sourceInfo` Pi 1.5.2 gives the tools its built-in MCP extension registers.
+pub fn mcp_source_info() -> Value {
+    json!({"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"})
 }
 
 /// pi-mcp's `normalizeMcpInputSchema`: `type` defaults to `object`, `properties` to `{}`.
@@ -165,7 +174,17 @@ pub fn check_recorded_servers(
                     tool.name
                 ));
             };
-            if definition.custom_definition() != *tool {
+            // The namespace is the server's (its name and alias are checked; its description
+            // and instructions come from the config and the connection, which are not here).
+            let namespace_ok = tool
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| ns.name == mcp_namespace(name) && ns.aliases == [name]);
+            let expected = CustomToolDefinition {
+                namespace: tool.namespace.clone(),
+                ..definition.custom_definition()
+            };
+            if !namespace_ok || expected != *tool {
                 return Err(format!(
                     "{field} ({name}) lists the tool {} otherwise than config.customTools declares it",
                     tool.name

@@ -206,7 +206,13 @@ impl Later {
             if let Some(connection) = &connection {
                 for tool in tool_definitions(connection.entry(), connection.tools()) {
                     let exposure = tool.exposure.clone();
-                    let declaration = tool.custom_definition();
+                    // A direct tool's declaration carries its server's namespace, as
+                    // `register_tools` gives it.
+                    let declaration = pi_core::tools::custom::CustomToolDefinition {
+                        namespace: (exposure == "direct")
+                            .then(|| crate::custom_tool::namespace(connection)),
+                        ..tool.custom_definition()
+                    };
                     if !self.tools.admits(&declaration.name) {
                         continue;
                     }

@@ -221,7 +221,10 @@ async fn a_tool_runs_into_the_object_pi_returns_and_declares_itself_as_a_custom_
     assert_eq!(
         serde_json::to_value(&declared).unwrap(),
         json!({"name": "mcp__t__echo", "label": "t/echo", "description": "Echo the text back",
-               "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}})
+               "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+               "annotations": {"readOnlyHint": true},
+               "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary",
+                              "origin": "top-level"}})
     );
     let abort = CancellationToken::new();
     let ok = connection

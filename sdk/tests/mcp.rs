@@ -160,9 +160,10 @@ async fn mcp_config_lists_indirect_servers_in_the_system_prompt() {
 }
 
 /// The attack: an SDK recording whose header was edited where it lists an MCP server's tools
-/// (`config.mcpServers`: a tool's description changed, a tool removed) no longer says the
-/// tools the run declared to the model; `SessionBuilder::replay` refuses it before anything
-/// runs, with the typed error naming the field and the tool, as `pi replay` refuses it. The
+/// (`config.mcpServers`: a tool's description or annotations changed, a tool removed), or where
+/// it declares an MCP tool (its namespace naming another server, its source another
+/// extension), no longer says the tools the run declared to the model;
+/// `SessionBuilder::replay` refuses it before anything runs, with the typed error naming the field and the tool, as `pi replay` refuses it. The
 /// untouched recording still replays.
 #[tokio::test]
 async fn a_recording_whose_server_list_was_edited_is_refused() {
@@ -184,23 +185,36 @@ async fn a_recording_whose_server_list_was_edited_is_refused() {
     assert_eq!(notice, None);
     common::prompt_once(builder, "echo").await;
     let text = std::fs::read_to_string(&cassette).unwrap();
-    let edited = |name: &str, edit: &dyn Fn(&mut Vec<Value>)| {
-        let mut tools: Vec<Value> = Vec::new();
+    let edited_config = |name: &str, edit: &dyn Fn(&mut Value)| {
         let mut lines: Vec<Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        if let Some(list) = lines[0]["config"]["mcpServers"][0]["tools"].as_array() {
-            tools.clone_from(list);
-        }
-        edit(&mut tools);
-        lines[0]["config"]["mcpServers"][0]["tools"] = Value::Array(tools);
+        edit(&mut lines[0]["config"]);
         let path = workspace.path().join(format!("{name}.cassette.jsonl"));
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&path, text).unwrap();
         SessionBuilder::new(workspace.path()).replay(path).build()
     };
+    let edited = |name: &str, edit: &dyn Fn(&mut Vec<Value>)| {
+        edited_config(name, &|config| {
+            let mut tools: Vec<Value> = Vec::new();
+            if let Some(list) = config["mcpServers"][0]["tools"].as_array() {
+                tools.clone_from(list);
+            }
+            edit(&mut tools);
+            config["mcpServers"][0]["tools"] = Value::Array(tools);
+        })
+    };
     let echo = |tools: &[Value]| tools.iter().position(|t| t["name"] == "echo").unwrap();
+    // The declaration's namespace (which `pi.getAllTools()` reports) names the server.
+    let declared_echo = |config: &mut Value| -> usize {
+        let declared = config["customTools"].as_array().unwrap();
+        let i = declared.iter().position(|t| t["name"] == "mcp__t__echo");
+        let i = i.unwrap();
+        assert_eq!(declared[i]["namespace"]["name"], "mcp__t");
+        i
+    };
 
     let untouched = edited("untouched", &|_| {}).unwrap();
     untouched.prompt("echo").await.unwrap();
@@ -220,6 +234,27 @@ async fn a_recording_whose_server_list_was_edited_is_refused() {
                 tools.remove(i);
             }),
             "config.mcpServers[0] (t) does not list the tool mcp__t__echo that config.customTools declares",
+        ),
+        (
+            edited("annotated", &|tools| {
+                let i = echo(tools);
+                tools[i]["annotations"] = json!({"destructiveHint": true});
+            }),
+            "config.mcpServers[0] (t) lists the tool mcp__t__echo otherwise than config.customTools declares it",
+        ),
+        (
+            edited_config("renamespaced", &|config| {
+                let i = declared_echo(config);
+                config["customTools"][i]["namespace"]["name"] = json!("mcp__other");
+            }),
+            "config.mcpServers[0] (t) lists the tool mcp__t__echo otherwise than config.customTools declares it",
+        ),
+        (
+            edited_config("resourced", &|config| {
+                let i = declared_echo(config);
+                config["customTools"][i]["sourceInfo"]["path"] = json!("/elsewhere/ext.ts");
+            }),
+            "config.mcpServers[0] (t) lists the tool mcp__t__echo otherwise than config.customTools declares it",
         ),
     ];
     for (built, reason) in refusals {
