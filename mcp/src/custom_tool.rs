@@ -4,8 +4,8 @@
 //! server. `direct` tools are declared to the model, each declaration with its server's
 //! namespace (which `pi.getAllTools()` reports); `deferred` ones (and `codemode` ones, which
 //! Pi registers as deferred) are registered for `tool_search` to load, with their server's
-//! namespace; `hidden` ones are not registered. Pi's `codemode` tool, which would call them
-//! from scripts, is not in this harness.
+//! namespace, and called from Pi's `codemode` scripts (run by the extension host) as nested
+//! calls; `hidden` ones are not registered.
 
 use std::io::Write;
 use std::path::Path;
