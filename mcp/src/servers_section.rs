@@ -26,7 +26,7 @@ const MAX_SERVER_DESCRIPTION_CHARS: i64 = 250;
 const MAX_SERVERS_SECTION_CHARS: i64 = 4096;
 
 /// Pi's warning when some enabled server's tools can be reached only through `codemode` or
-/// `tool_search` and neither tool is active to reach them (this harness has no `codemode`).
+/// `tool_search` and neither tool is active to reach them.
 pub const UNREACHABLE_WARNING: &str = "MCP tools are only reachable from the codemode or tool_search tool, but neither is active; they cannot be called.";
 
 /// The same, when codemode would reach them but the configuration's `autoEnableCodemode` is
