@@ -82,14 +82,25 @@ impl AgentMachine {
         {
             return None;
         }
-        let payload = HookPayload::PrepareLoadout {
+        // Compared in place: the registered tools' descriptions are cloned only for a question.
+        if let Some((
+            HookPayload::PrepareLoadout {
+                declared,
+                registered,
+            },
+            _,
+        )) = &self.loadout.decided
+        {
+            if *registered == self.loadout.registered
+                && declared.iter().eq(self.tools.iter().map(|t| &t.name))
+            {
+                return None;
+            }
+        }
+        Some(HookPayload::PrepareLoadout {
             declared: self.tools.iter().map(|t| t.name.clone()).collect(),
             registered: self.loadout.registered.clone(),
-        };
-        match &self.loadout.decided {
-            Some((asked, _)) if *asked == payload => None,
-            _ => Some(payload),
-        }
+        })
     }
 
     /// Whether `call` is the turn waiting for its loadout.

@@ -200,7 +200,16 @@ impl SessionMachine {
             })
             .unwrap_or_default();
         self.agent.set_nested_tools(tools);
-        let registered = self.all_tools().unwrap_or_default();
+        // Only a tool that prepares the loadout is given them: describing every registered
+        // tool at each change of the registry is not free.
+        let prepares = self
+            .registry
+            .as_ref()
+            .is_some_and(|registry| registry.tools.iter().any(|t| t.prepares_loadout));
+        let registered = prepares
+            .then(|| self.all_tools())
+            .flatten()
+            .unwrap_or_default();
         self.agent.set_registered_tools(registered);
     }
 

@@ -134,7 +134,9 @@ pub struct SessionMachine {
     pub(super) tool_searches: Vec<CallId>,
     /// The declarations the last `prepareLoadout` answer hides (Pi's `_hiddenDeclarations`):
     /// left out of the prompt's tools and rules while a tool that prepares the loadout is
-    /// active.
+    /// active. The agent keeps the answer too, for the requests it builds; the session needs
+    /// its own copy because the prompt is rebuilt before the agent takes the answer (its
+    /// turn starts as it takes it).
     pub(super) hidden_declarations: Vec<String>,
     /// The warming run, if one is scheduled or in flight.
     pub(super) warm: Option<WarmRun>,
