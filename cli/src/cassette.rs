@@ -151,8 +151,9 @@ pub struct RunInfo<'a> {
 
 impl RunInfo<'_> {
     /// Every credential the run could resolve, with where it came from, for the recorder: the
-    /// model registry's, and those `mcp.json` (read as the run reads it) and the extensions'
-    /// registrations hand their MCP servers.
+    /// model registry's, those `mcp.json` (read as the run reads it) and the extensions'
+    /// registrations hand their MCP servers, and the keys the settings keep (which the
+    /// extensions read).
     fn secrets(&self) -> Vec<(String, String)> {
         let runtime = self.runtime;
         let mut registered = pi_mcp::McpConfig::default();
@@ -161,10 +162,10 @@ impl RunInfo<'_> {
             &runtime.registry,
             &runtime.auth,
             &runtime.env,
-            &runtime.agent_dir,
-            &runtime.cwd,
-            runtime.project_trusted,
-            pi_mcp::credentials(&registered),
+            runtime.mcp_config(),
+            pi_mcp::credentials(&registered)
+                .into_iter()
+                .chain(runtime.settings.credentials()),
         )
     }
 

@@ -231,8 +231,7 @@ impl Runtime {
     /// Whether the run's `mcp.json` files have Pi activate codemode (see
     /// [`pi_mcp::McpConfig::activates_codemode`]).
     fn mcp_activates_codemode(&self) -> bool {
-        pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, self.project_trusted)
-            .activates_codemode()
+        self.mcp_config().activates_codemode()
     }
 
     /// The extension host running the extensions: the one the run started with, else the

@@ -319,9 +319,8 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             codemode,
         };
         let mut servers = mcp::start_reporting(
-            &runtime.agent_dir,
+            runtime.mcp_config().clone(),
             &runtime.cwd,
-            runtime.project_trusted,
             &runtime.mcp_registered,
             &mut runtime.custom_tools,
             discovery,
@@ -343,7 +342,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
             // Pi's MCP extension follows the servers extensions register after loading.
             let later = std::sync::Arc::new(pi_mcp::Later::new(
                 runtime.cwd.clone(),
-                &pi_mcp::load_mcp_config(&runtime.agent_dir, &runtime.cwd, runtime.project_trusted),
+                runtime.mcp_config(),
                 &runtime.mcp_registered,
                 &runtime.mcp_servers,
                 runtime.custom_tools.clone(),

@@ -73,20 +73,18 @@ impl Servers {
     }
 }
 
-/// Starts the servers that `mcp.json` in `agent_dir` (and `cwd/.pi`, when `project_trusted`)
-/// configures, then the servers extensions `registered` (`mcp.json` wins a shared name), relative
-/// paths against `cwd`, and registers their tools in `tools` after those
-/// there; `discovery` is the run's `tool_search` and codemode (each `None`: not registered,
-/// else whether it is active). No file, no server, nothing said.
+/// Starts the servers that `config` (the run's `mcp.json` files) configures, then the servers
+/// extensions `registered` (`mcp.json` wins a shared name), relative paths against `cwd`, and
+/// registers their tools in `tools` after those there; `discovery` is the run's `tool_search`
+/// and codemode (each `None`: not registered, else whether it is active). No file, no server,
+/// nothing said.
 pub async fn start(
-    agent_dir: &Path,
+    mut config: McpConfig,
     cwd: &Path,
-    project_trusted: bool,
     registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     discovery: Discovery,
 ) -> Servers {
-    let mut config = load_mcp_config(agent_dir, cwd, project_trusted);
     config.add_registered(registered);
     start_configured(config, cwd, tools, discovery, false).await
 }
@@ -163,24 +161,13 @@ async fn start_configured(
 
 /// Starts the servers as [`start`] does and says on stderr what needs the user.
 pub async fn start_reporting(
-    agent_dir: &Path,
+    config: McpConfig,
     cwd: &Path,
-    project_trusted: bool,
     registered: &[pi_mcp::Registered],
     tools: &mut ToolRegistry,
     discovery: Discovery,
 ) -> Servers {
-    report(
-        start(
-            agent_dir,
-            cwd,
-            project_trusted,
-            registered,
-            tools,
-            discovery,
-        )
-        .await,
-    )
+    report(start(config, cwd, registered, tools, discovery).await)
 }
 
 /// Says on stderr what of `servers` needs the user, and, once the background servers have

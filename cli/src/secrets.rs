@@ -10,21 +10,21 @@ use pi_effects::session::agent_dir;
 use pi_providers::catalog;
 use serde_json::Value;
 
-/// Every credential this machine's user could send (see `ModelRegistry::credentials`) and the
-/// agent dir's `mcp.json` hands its servers, with where it came from.
+/// Every credential this machine's user could send (see `ModelRegistry::credentials`), the
+/// agent dir's `mcp.json` hands its servers and its `settings.json` keeps, with where it came
+/// from.
 pub fn machine_credentials() -> Vec<(String, String)> {
     let dir = agent_dir();
     let registry = load_models(catalog::builtin(), &dir.join("models.json"));
     let (auth, _) = load_auth(&dir.join("auth.json"));
-    // The agent dir's `mcp.json` only: no project is trusted here, so none is read.
+    // The agent dir's files only: no project is trusted here, so none is read.
+    let here = std::path::Path::new(".");
     pi_mcp::machine_credentials(
         &registry,
         &auth,
         &process_environment(),
-        &dir,
-        std::path::Path::new("."),
-        false,
-        [],
+        &pi_mcp::load_mcp_config(&dir, here, false),
+        crate::settings::Settings::load(&dir, here, false).credentials(),
     )
 }
 

@@ -46,6 +46,8 @@ mod reload;
 mod rpc;
 #[path = "extensions/runtime_providers.rs"]
 mod runtime_providers;
+#[path = "extensions/settings_secrets.rs"]
+mod settings_secrets;
 #[path = "extensions/signals.rs"]
 mod signals;
 #[path = "extensions/support.rs"]

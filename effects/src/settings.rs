@@ -10,6 +10,7 @@ use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::CacheWarmingMode;
 use pi_core::compaction::CompactionSettings;
 use pi_core::model::ThinkingLevel;
+use pi_providers::registry::is_credential_name;
 use serde_json::{Map, Value};
 
 /// The merged settings.
@@ -173,6 +174,18 @@ impl Settings {
     /// `getSettings()`, which extensions read).
     pub fn merged(&self) -> &Map<String, Value> {
         &self.values
+    }
+
+    /// The values kept under a name that says it holds a credential (an extension's `apiKey`,
+    /// a `deploy_token`, a list's `password`: [`is_credential_name`]), at any depth, each with
+    /// where it is. Extensions read every setting (`pi.getSettings()`) and may hand them to a
+    /// tool result or the session, so a recording scrubs them as it scrubs the environment's.
+    pub fn credentials(&self) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for (name, value) in &self.values {
+            credentials_under(name, name, value, &mut found);
+        }
+        found
     }
 
     fn get(&self, path: &[&str]) -> Option<&Value> {
@@ -466,6 +479,27 @@ fn merge_default_tools(base: Option<&Value>, later: &Map<String, Value>) -> Opti
     }
 }
 
+/// Adds to `found` the strings of `value`, found at `path` under the key `name`, when `name`
+/// says it holds a credential; a list's items are under their list's name.
+fn credentials_under(path: &str, name: &str, value: &Value, found: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(text) if is_credential_name(name) && !text.is_empty() => {
+            found.push((text.clone(), format!("settings.json {path}")));
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                credentials_under(&format!("{path}.{key}"), key, item, found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                credentials_under(&format!("{path}[{i}]"), name, item, found);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
@@ -528,6 +562,33 @@ mod tests {
                 Settings::from_value(json!({"retry": {"provider": {"timeoutMs": value}}}));
             assert_eq!(settings.provider_timeout_ms(), Some(Err(error.to_owned())));
         }
+    }
+
+    #[test]
+    fn credentials_are_found_by_their_names_at_any_depth() {
+        let settings = Settings::from_value(json!({
+            "gateway": {"apiKey": "k-1", "region": "eu", "empty_token": ""},
+            "deploy_token": "t-1",
+            "databases": [{"name": "main", "password": "p-1"}],
+            "rotation_secret": ["t-2"],
+            "tokens": ["plural-names-are-not-credentials"],
+            "keybindings": {"submit": "enter"}
+        }));
+        assert_eq!(
+            settings.credentials(),
+            [
+                ("k-1".to_owned(), "settings.json gateway.apiKey".to_owned()),
+                ("t-1".to_owned(), "settings.json deploy_token".to_owned()),
+                (
+                    "p-1".to_owned(),
+                    "settings.json databases[0].password".to_owned()
+                ),
+                (
+                    "t-2".to_owned(),
+                    "settings.json rotation_secret[0]".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -3,32 +3,28 @@
 //! `headers` whose names say they hold one or whose values use a `${VAR}`, resolved as a
 //! connection resolves them.
 
-use std::path::Path;
-
 use pi_credential_names::{bare_token, is_credential_name, is_credential_variable};
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry};
 
 use crate::client::resolve_value;
-use crate::config::{load_mcp_config, McpConfig, Scope, Transport};
+use crate::config::{McpConfig, Scope, Transport};
 
 /// Values shorter than this are not taken as credentials (as the model registry's rule):
 /// `DEBUG=1` must not rewrite every "1" of a conversation.
 const MIN_LEN: usize = 8;
 
 /// Every credential of this machine a recording scrubs (`pi_effects::secrets::credentials`):
-/// the model registry's, then those the `mcp.json` of `agent_dir` (and of the project at
-/// `cwd` when trusted) hands its servers, then `others`. The `pi` binary and the SDK both call
-/// this, so they scrub the same set.
+/// the model registry's, then those `mcp` (the run's `mcp.json` files, [`crate::load_mcp_config`])
+/// hands its servers, then `others`. The `pi` binary and the SDK both call this, so they
+/// scrub the same set.
 pub fn machine_credentials(
     registry: &ModelRegistry,
     auth: &AuthStorage,
     env: &Environment,
-    agent_dir: &Path,
-    cwd: &Path,
-    project_trusted: bool,
+    mcp: &McpConfig,
     others: impl IntoIterator<Item = (String, String)>,
 ) -> Vec<(String, String)> {
-    let mcp = credentials(&load_mcp_config(agent_dir, cwd, project_trusted));
+    let mcp = credentials(mcp);
     pi_effects::secrets::credentials(registry, auth, env, mcp.into_iter().chain(others))
 }
 

@@ -910,9 +910,7 @@ impl SessionBuilder {
             &registry,
             &auth,
             &process_environment(),
-            &self.agent_dir,
-            &self.cwd,
-            false,
+            &pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, false),
             given.chain(self.mcp_secrets.iter().cloned()),
         )
     }

@@ -239,6 +239,7 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_config: std::sync::OnceLock::new(),
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
@@ -311,6 +312,7 @@ impl Runtime {
             mcp_later_section: None,
             tool_search_registered: tool_search_registered(args),
             mcp_started: false,
+            mcp_config: std::sync::OnceLock::new(),
             mcp_registered: Vec::new(),
             mcp_later: None,
             start_errors: Vec::new(),
@@ -384,6 +386,16 @@ fn tool_search_registered(args: &Args) -> bool {
 fn registered_builtins(args: &Args) -> Vec<String> {
     let filter = ToolFlags::of(args);
     registered(filter.allowlist.as_deref(), filter.exclude.as_deref())
+}
+
+impl Runtime {
+    /// The run's `mcp.json` files: the agent dir's, and the project's when it is trusted,
+    /// read the first time something asks and kept for the run.
+    pub fn mcp_config(&self) -> &pi_mcp::McpConfig {
+        self.mcp_config.get_or_init(|| {
+            pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, self.project_trusted)
+        })
+    }
 }
 
 /// The `enabledModels` setting (a trusted project's list replaces the global one), read here

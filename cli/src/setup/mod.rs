@@ -263,6 +263,10 @@ pub struct Runtime {
     /// Whether a server's `codemode` tools activated Pi's codemode tool (in its registry place,
     /// after the tools active before it, as Pi's `setActiveTools` appends it).
     pub mcp_activates_codemode: bool,
+    /// The run's `mcp.json` files as [`Runtime::mcp_config`] reads them, once: whether they
+    /// activate codemode, the servers started, the later servers' handler and the recorder's
+    /// credentials all see the same files.
+    pub(crate) mcp_config: std::sync::OnceLock<pi_mcp::McpConfig>,
     /// The MCP servers the extensions registered while loading, in registration order: they
     /// start with `mcp.json`'s, which win a shared name.
     pub mcp_registered: Vec<pi_mcp::Registered>,
