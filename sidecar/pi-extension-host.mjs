@@ -284,9 +284,11 @@ function bound(runner) {
 /** A tool's `pi.getAllTools()` entry with its definition's `reachesTools` (a function, which
  * the session's description cannot carry), where Pi puts it: before its source. */
 function withReach(info) {
+  // The output schema the session gives an MCP tool is for `toolObject`, not Pi's getter.
+  const { outputSchema: _declared, ...described } = info;
   const reaches = tools.get(info.name)?.definition.reachesTools;
-  if (typeof reaches !== "function") return info;
-  const { sourceInfo, ...rest } = info;
+  if (typeof reaches !== "function") return described;
+  const { sourceInfo, ...rest } = described;
   return { ...rest, reachesTools: reaches, ...(sourceInfo ? { sourceInfo } : {}) };
 }
 
@@ -325,7 +327,10 @@ function callableTools(state) {
       const exposure = tool.exposure ?? "direct";
       return exposure === "codemode" || exposure === "deferred" || (exposure === "direct" && active.has(tool.name));
     })
-    .map((info) => ({ ...info, ...toolObject(info) }));
+    .map((info) => {
+      const { outputSchema: _declared, ...described } = info;
+      return { ...described, ...toolObject(info) };
+    });
 }
 
 /** Adds to a tool call's view of the session the custom entry its `pi.appendEntry` asked for, on

@@ -1,7 +1,8 @@
 //! MCP tools as Pi 1.5.2 declares them (`extensions/mcp/tools.js` `createMcpToolDefinition`):
 //! the name from `naming`, the label `server/tool`, the description (the tool's, else its title,
 //! else a sentence naming it), the input schema with `type: "object"` and `properties` filled in,
-//! the exposure from the server's config, and the four boolean annotation hints.
+//! the exposure from the server's config, the four boolean annotation hints, and the output
+//! schema it declares.
 
 use pi_core::tools::custom::CustomToolDefinition;
 use serde_json::{json, Map, Value};
@@ -34,6 +35,9 @@ pub struct McpToolDefinition {
     pub server: String,
     /// The boolean hints among the tool's annotations, when it has any.
     pub annotations: Option<Map<String, Value>>,
+    /// The structured result the tool declares (its `outputSchema`), which Pi's codemode shows
+    /// scripts under its MCP result schema's `structuredContent`.
+    pub output_schema: Option<Value>,
 }
 
 impl McpToolDefinition {
@@ -47,6 +51,7 @@ impl McpToolDefinition {
             label: self.label.clone(),
             annotations: self.annotations.clone().map(Value::Object),
             source_info: Some(mcp_source_info()),
+            output_schema: self.output_schema.clone(),
             ..CustomToolDefinition::new(&self.name, &self.description, self.parameters.clone())
         }
     }
@@ -123,6 +128,7 @@ pub fn tool_definitions(entry: &ServerEntry, tools: &[Value]) -> Vec<McpToolDefi
                 server_tool: server_tool.to_string(),
                 server: entry.name.clone(),
                 annotations: (!hints.is_empty()).then_some(hints),
+                output_schema: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
             }
         })
         .collect()

@@ -139,6 +139,9 @@ pub struct ToolSpec {
     pub annotations: Option<Value>,
     /// Where a tool defined outside the harness came from, as `pi.getAllTools()` reports it.
     pub source_info: Option<Value>,
+    /// The structured result its author declared (an MCP tool's `outputSchema`), for the
+    /// extension host's codemode.
+    pub output_schema: Option<Value>,
 }
 
 impl ToolSpec {
@@ -160,6 +163,7 @@ impl ToolSpec {
             namespace: None,
             annotations: None,
             source_info: None,
+            output_schema: None,
         }
     }
 }

@@ -12,8 +12,8 @@ use super::{ToolExecution, ToolExposure, ToolSpec};
 
 /// A tool defined outside the harness, as the model and the system prompt see it, and how the
 /// session reaches it (its exposure, namespace and whether registering it activates it). Fields
-/// Pi's `ToolDefinition` has only for its terminal UI (`renderCall`, `renderShell`, ...) or for
-/// features this harness does not run (`outputSchema` for codemode) are not here.
+/// Pi's `ToolDefinition` has only for its terminal UI (`renderCall`, `renderShell`, ...) are not
+/// here.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CustomToolDefinition {
@@ -66,6 +66,11 @@ pub struct CustomToolDefinition {
     /// `pi.getAllTools()` reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_info: Option<Value>,
+    /// The structured result its author declared (an MCP tool's `outputSchema`), which Pi's
+    /// codemode shows scripts under `structuredContent`. Only the extension host, which runs
+    /// codemode, reads it; an extension's own tool's schema the host knows already.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 impl CustomToolDefinition {
@@ -94,6 +99,7 @@ impl CustomToolDefinition {
         spec.prepared_by_hook = self.prepare_arguments;
         spec.prepares_loadout = self.prepare_loadout;
         spec.source_info = self.source_info.clone();
+        spec.output_schema = self.output_schema.clone();
         spec
     }
 

@@ -273,6 +273,10 @@ impl SessionMachine {
             } else if let Some(source) = &tool.source_info {
                 info.insert("sourceInfo".into(), source.clone());
             }
+            // Not Pi's: the host's codemode reads it, and its `getAllTools()` leaves it out.
+            if let Some(schema) = &tool.output_schema {
+                info.insert("outputSchema".into(), schema.clone());
+            }
             Value::Object(info)
         };
         Some(registry.ordered().map(info).collect())
