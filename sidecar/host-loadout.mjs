@@ -18,73 +18,13 @@ export function learnBuiltinOutputSchemas(definitions, cwd) {
   }
 }
 
-/** Schema keywords whose values are data (a `$ref` key there is no reference), and those whose
- * values map names to schemas (their keys are names, not keywords). */
-const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples"]);
-const NAMED_SCHEMA_KEYWORDS = new Set(["properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"]);
-
-/** `schema` placed at the JSON pointer `at` of another schema: each local `$ref` (`#`,
- * `#/$defs/x`) is rewritten to point below `at`, so that it names the same subschema there. */
-function placedAt(schema, at) {
-  if (Array.isArray(schema)) return schema.map((item) => placedAt(item, at));
-  if (schema === null || typeof schema !== "object") return schema;
-  const placed = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "$ref" && typeof value === "string" && (value === "#" || value.startsWith("#/"))) {
-      placed[key] = at + value.slice(1);
-    } else if (DATA_KEYWORDS.has(key)) {
-      placed[key] = value;
-    } else if (NAMED_SCHEMA_KEYWORDS.has(key) && value !== null && typeof value === "object" && !Array.isArray(value)) {
-      placed[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, placedAt(sub, at)]));
-    } else {
-      placed[key] = placedAt(value, at);
-    }
-  }
-  return placed;
-}
-
-/** What a script's call of an MCP tool resolves to (Pi's MCP tools declare it): the server's
- * `CallToolResult` without `_meta`, with the tool's own output schema (`declared`, as the
- * session gives it) under `structuredContent`, where any value stands without one. */
-function mcpResultSchema(declared) {
-  return {
-    type: "object",
-    properties: {
-      content: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: {
-            type: { enum: ["text", "image", "audio", "resource_link", "resource"] },
-            text: { type: "string" },
-            data: { type: "string" },
-            mimeType: { type: "string" },
-          },
-          required: ["type"],
-          additionalProperties: true,
-        },
-      },
-      structuredContent: declared ? placedAt(declared, "#/properties/structuredContent") : {},
-      isError: { type: "boolean" },
-    },
-    required: ["content"],
-    additionalProperties: true,
-  };
-}
-
 /** The tool object Pi's registry holds for the tool `info` describes (`pi.getAllTools()`'s
- * entry, with the output schema the session gives an MCP tool): its declaration, with the
- * output schema of the definition that registered it (a built-in's, an extension's, or Pi's
- * MCP tools' result). */
+ * entry, with the output schema the session declares for a tool of its own, such as Pi's MCP
+ * tools'): its declaration, with the output schema of the definition that registered it (the
+ * session's, a built-in's or an extension's). */
 export function toolObject(info) {
   const builtin = info.sourceInfo?.source === "builtin" && builtinOutputSchemas.has(info.name);
-  const definition = tools.get(info.name)?.definition;
-  const mcp = !definition && info.sourceInfo?.path === "builtin:mcp";
-  const outputSchema = builtin
-    ? builtinOutputSchemas.get(info.name)
-    : mcp
-      ? mcpResultSchema(info.outputSchema)
-      : definition?.outputSchema;
+  const outputSchema = info.outputSchema ?? (builtin ? builtinOutputSchemas.get(info.name) : tools.get(info.name)?.definition?.outputSchema);
   return {
     name: info.name,
     label: info.name,

@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{Scope, ServerEntry, Transport};
 use crate::naming::{assign_tool_names, mcp_namespace};
+use crate::output_schemas::mcp_result_schema;
 
 /// The annotation hints Pi passes on (`pi.getAllTools()` reports them).
 const ANNOTATION_HINTS: [&str; 4] = [
@@ -35,8 +36,8 @@ pub struct McpToolDefinition {
     pub server: String,
     /// The boolean hints among the tool's annotations, when it has any.
     pub annotations: Option<Map<String, Value>>,
-    /// The structured result the tool declares (its `outputSchema`), which Pi's codemode shows
-    /// scripts under its MCP result schema's `structuredContent`.
+    /// The structured result the tool declares (its `outputSchema`), which Pi's MCP result
+    /// schema holds under `structuredContent` ([`mcp_result_schema`]).
     pub output_schema: Option<Value>,
 }
 
@@ -44,14 +45,15 @@ impl McpToolDefinition {
     /// The tool as a custom tool's declaration, which a run's configuration (and so its
     /// cassette) holds. Pi gives MCP tools no prompt snippet or guidelines, so they are not
     /// listed in the system prompt's tools section. Its annotation hints and its source (Pi's
-    /// built-in MCP extension registers it) are what `pi.getAllTools()` reports; its server's
-    /// namespace is added by whoever knows the connection ([`crate::custom_tool`]).
+    /// built-in MCP extension registers it) are what `pi.getAllTools()` reports; its output
+    /// schema is Pi's MCP result schema; its server's namespace is added by whoever knows the
+    /// connection ([`crate::custom_tool`]).
     pub fn custom_definition(&self) -> CustomToolDefinition {
         CustomToolDefinition {
             label: self.label.clone(),
             annotations: self.annotations.clone().map(Value::Object),
             source_info: Some(mcp_source_info()),
-            output_schema: self.output_schema.clone(),
+            output_schema: Some(mcp_result_schema(self.output_schema.as_ref())),
             ..CustomToolDefinition::new(&self.name, &self.description, self.parameters.clone())
         }
     }

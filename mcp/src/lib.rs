@@ -16,6 +16,7 @@ pub mod custom_tool;
 pub mod definition;
 pub mod later;
 pub mod naming;
+pub mod output_schemas;
 pub mod raw_results;
 pub mod resource_hub;
 pub mod resources;

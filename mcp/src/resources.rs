@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::McpConnection;
 use crate::convert::{block_to_content, limit_content, text, SaveOutput};
+use crate::definition::mcp_source_info;
+use crate::output_schemas::{list_resources_output, list_templates_output, read_resource_output};
 
 pub const LIST_MCP_RESOURCES_TOOL: &str = "list_mcp_resources";
 pub const LIST_MCP_RESOURCE_TEMPLATES_TOOL: &str = "list_mcp_resource_templates";
@@ -49,8 +51,9 @@ impl std::fmt::Debug for ResourceTool {
     }
 }
 
-/// The three tools' declarations (Pi's names, descriptions, parameters and read-only
-/// annotation), with the exposure `exposure` (the widest of the servers they reach).
+/// The three tools' declarations (Pi's names, descriptions, parameters, output schemas, source
+/// and read-only annotation), with the exposure `exposure` (the widest of the servers they
+/// reach).
 pub fn resource_tool_declarations(
     exposure: ToolExposure,
 ) -> Vec<(ResourceToolKind, CustomToolDefinition)> {
@@ -75,15 +78,18 @@ pub fn resource_tool_declarations(
         ToolExposure::Codemode => ToolExposure::Deferred,
         other => other,
     };
-    let declared = |name: &str, description: &str, parameters: &Value| CustomToolDefinition {
-        name: name.to_owned(),
-        label: name.to_owned(),
-        description: description.to_owned(),
-        parameters: parameters.clone(),
-        exposure: Some(exposure),
-        annotations: Some(json!({"readOnlyHint": true})),
-        ..CustomToolDefinition::default()
-    };
+    let declared =
+        |name: &str, description: &str, parameters: &Value, output: Value| CustomToolDefinition {
+            name: name.to_owned(),
+            label: name.to_owned(),
+            description: description.to_owned(),
+            parameters: parameters.clone(),
+            exposure: Some(exposure),
+            annotations: Some(json!({"readOnlyHint": true})),
+            source_info: Some(mcp_source_info()),
+            output_schema: Some(output),
+            ..CustomToolDefinition::default()
+        };
     vec![
         (
             ResourceToolKind::ListResources,
@@ -91,6 +97,7 @@ pub fn resource_tool_declarations(
                 LIST_MCP_RESOURCES_TOOL,
                 "Lists resources provided by MCP servers. Resources allow servers to share data that provides context to language models, such as files, database schemas, or application-specific information. Prefer resources over web search when possible.",
                 &list_parameters,
+                list_resources_output(),
             ),
         ),
         (
@@ -99,6 +106,7 @@ pub fn resource_tool_declarations(
                 LIST_MCP_RESOURCE_TEMPLATES_TOOL,
                 "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to share data that takes parameters and provides context to language models, such as files, database schemas, or application-specific information. Prefer resource templates over web search when possible.",
                 &list_parameters,
+                list_templates_output(),
             ),
         ),
         (
@@ -107,6 +115,7 @@ pub fn resource_tool_declarations(
                 READ_MCP_RESOURCE_TOOL,
                 "Read a specific resource from an MCP server given the server name and resource URI.",
                 &read_parameters,
+                read_resource_output(),
             ),
         ),
     ]

@@ -224,7 +224,9 @@ async fn a_tool_runs_into_the_object_pi_returns_and_declares_itself_as_a_custom_
                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
                "annotations": {"readOnlyHint": true},
                "sourceInfo": {"path": "builtin:mcp", "source": "builtin", "scope": "temporary",
-                              "origin": "top-level"}})
+                              "origin": "top-level"},
+               // The server lists no output schema: any value stands under structuredContent.
+               "outputSchema": pi_mcp::output_schemas::mcp_result_schema(None)})
     );
     let abort = CancellationToken::new();
     let ok = connection

@@ -139,8 +139,8 @@ pub struct ToolSpec {
     pub annotations: Option<Value>,
     /// Where a tool defined outside the harness came from, as `pi.getAllTools()` reports it.
     pub source_info: Option<Value>,
-    /// The structured result its author declared (an MCP tool's `outputSchema`), for the
-    /// extension host's codemode.
+    /// Pi's `outputSchema` of a tool defined outside the harness, for the extension host's
+    /// codemode.
     pub output_schema: Option<Value>,
 }
 

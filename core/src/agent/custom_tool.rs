@@ -66,8 +66,9 @@ pub struct CustomToolDefinition {
     /// `pi.getAllTools()` reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_info: Option<Value>,
-    /// The structured result its author declared (an MCP tool's `outputSchema`), which Pi's
-    /// codemode shows scripts under `structuredContent`. Only the extension host, which runs
+    /// Pi's `outputSchema`: what a result's `structuredContent` holds, which a codemode
+    /// script's call resolves to and `describeTool()` shows (Pi's MCP tools declare one: the
+    /// MCP result schema, a resource tool's payload). Only the extension host, which runs
     /// codemode, reads it; an extension's own tool's schema the host knows already.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
