@@ -472,6 +472,10 @@ impl SessionBuilder {
                 errors.map(|e| (e.path.clone(), e.error.clone())).collect(),
             ));
         }
+        // `pi.getSettings()` answers the settings Pi's SDK reads (the project's too).
+        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        host.set_settings(settings.merged())
+            .map_err(|e| Error::Extension(e.to_string()))?;
         register_tools(&mut tools, &registrations, &host, state);
         for extension in hook_extensions(&registrations, &host, state) {
             extensions.load(extension);
@@ -897,7 +901,8 @@ impl SessionBuilder {
     /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
     /// answer): the set the `pi` binary's recorder is given (`pi_mcp::machine_credentials`:
     /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
-    /// key and the keys of the MCP configs given. The recorder learns only the keys calls send.
+    /// key, the keys of the MCP configs given and those the settings keep (which the
+    /// extensions read). The recorder learns only the keys calls send.
     fn secrets(&self) -> Vec<(String, String)> {
         let registry = self.model_registry().0;
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
@@ -911,7 +916,9 @@ impl SessionBuilder {
             &auth,
             &process_environment(),
             &pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, false),
-            given.chain(self.mcp_secrets.iter().cloned()),
+            given
+                .chain(self.mcp_secrets.iter().cloned())
+                .chain(Settings::load(&self.agent_dir, &self.cwd, true).credentials()),
         )
     }
 
