@@ -152,8 +152,8 @@ pub struct RunInfo<'a> {
 impl RunInfo<'_> {
     /// Every credential the run could resolve, with where it came from, for the recorder: the
     /// model registry's, those `mcp.json` (read as the run reads it) and the extensions'
-    /// registrations hand their MCP servers, and the keys the settings keep (which the
-    /// extensions read).
+    /// registrations hand their MCP servers, the keys the settings keep and the values of the
+    /// command line's flags whose names say they hold one (the extensions read both).
     fn secrets(&self) -> Vec<(String, String)> {
         let runtime = self.runtime;
         let mut registered = pi_mcp::McpConfig::default();
@@ -165,7 +165,8 @@ impl RunInfo<'_> {
             runtime.mcp_config(),
             pi_mcp::credentials(&registered)
                 .into_iter()
-                .chain(runtime.settings.credentials()),
+                .chain(runtime.settings.credentials())
+                .chain(flag_credentials(&self.command)),
         )
     }
 
@@ -308,6 +309,30 @@ pub fn recorded_command(argv: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The values of `command`'s flags whose names say they hold a credential (an extension's
+/// `--deploy-token KEY` or `--deploy-token=KEY`), with the flag each came from; a value is the
+/// next word unless that is a flag.
+fn flag_credentials(command: &[String]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut args = command.iter().peekable();
+    while let Some(arg) = args.next() {
+        let Some(flag) = arg.strip_prefix("--") else {
+            continue;
+        };
+        let (name, value) = match flag.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_owned())),
+            None => (flag, args.next_if(|next| !next.starts_with('-')).cloned()),
+        };
+        // `--api-key`'s value is left out of the recorded command line already.
+        if let Some(value) = value.filter(|v| !v.is_empty() && v != REDACTED_ARGUMENT) {
+            if pi_providers::registry::is_credential_name(name) {
+                found.push((value, format!("--{name}")));
+            }
+        }
+    }
+    found
 }
 
 /// A session's interpreter as the plan asks for it.

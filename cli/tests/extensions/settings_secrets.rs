@@ -1,7 +1,9 @@
-//! Keys a user keeps in `settings.json` (an extension's `apiKey`, a deploy token, a password in
-//! a list) reach the extensions through `pi.getSettings()`, and from there a tool result, the
-//! model's next request and the session: a recording scrubs each of them wherever it shows up,
-//! and the run still checks as reproduced without Node.
+//! Keys a user hands the extensions: kept in `settings.json` (an extension's `apiKey`, a deploy
+//! token, a password in a list), which they read through `pi.getSettings()`, or given on the
+//! command line as the value of a flag an extension registered (`--deploy-token`). From there
+//! they reach a tool result, the model's requests and the session: a recording scrubs each of
+//! them wherever it shows up (the recorded command line too), and the run still checks as
+//! reproduced without Node.
 
 use serde_json::json;
 
@@ -62,6 +64,48 @@ fn keys_kept_in_settings_reach_no_cassette() {
 
     // What the run printed holds the keys (as Pi prints them); the cassette's scrubbed copy of
     // it is what a replay is checked against, with no Node.
+    let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
+    let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
+        .args(["replay", "--check"])
+        .arg(&cassette)
+        .env("PATH", &no_node)
+        .env("HOME", env.path("home")));
+    assert_eq!(code, 0, "{said}{stderr}");
+}
+
+#[test]
+fn a_key_given_to_an_extensions_flag_reaches_no_cassette() {
+    let Some(path) = node_path() else { return };
+    const TOKEN: &str = "flag-planted-deploy-token-0123456789";
+    let mock = MockLlm::start(&json!([{"text": ["Deploying."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("flag.jsonl");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--record",
+            cassette.to_str().unwrap(),
+            "--deploy-token",
+            TOKEN,
+        ],
+        &fixture("flag_token.ts"),
+        "Deploy.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = serde_json::to_string(&mock.requests()).unwrap();
+    assert!(
+        requests.contains(TOKEN),
+        "the extension did not see the flag: {requests}"
+    );
+    assert!(recorded.contains(TOKEN), "{recorded}");
+
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(!text.contains(TOKEN), "the cassette holds the flag's key");
     let no_node = env.path("no-node");
     std::fs::create_dir_all(&no_node).unwrap();
     let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
