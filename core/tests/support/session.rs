@@ -128,6 +128,24 @@ pub fn kinds(step: &SessionStep) -> Vec<String> {
         .collect()
 }
 
+/// At `now`, the prompt `text` while idle: the model call it asks for.
+pub fn prompted(s: &mut SessionMachine, now: u64, text: &str) -> CallId {
+    let step = s.step(now, prompt(text)).unwrap();
+    requests(&step).remove(0).0
+}
+
+/// At `now`, the prompt `text` while idle, answered with `answer` a moment later: the step the
+/// answer made.
+pub fn prompted_and_answered(
+    s: &mut SessionMachine,
+    now: u64,
+    text: &str,
+    answer: &str,
+) -> SessionStep {
+    let call = prompted(s, now, text);
+    s.step(now + 1, answered(call, answer)).unwrap()
+}
+
 /// Model call `call` answered with `text`.
 pub fn answered(call: CallId, text: &str) -> SessionInput {
     answered_with(call, json!([{"type": "text", "text": text}]), "stop")
