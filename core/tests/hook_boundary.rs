@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{answered, decided_as, done, hooks, kinds, prompt, requests};
+use support::{answered, decided_as, done, hooks, kinds, prompt, prompted_and_answered, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, vec![], &[], CompactionSettings::default())
@@ -54,9 +54,7 @@ fn compaction(
 /// session and the step the answer made.
 fn answered_first(handled: &[HookEvent]) -> (SessionMachine, SessionStep) {
     let mut s = session(handled);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
+    let step = prompted_and_answered(&mut s, 1, "hi", "First.");
     (s, step)
 }
 
