@@ -268,6 +268,26 @@ fn before_compact(cancel: bool, compaction: Option<SuppliedCompaction>) -> HookD
     HookDecision::SessionBeforeCompact { cancel, compaction }
 }
 
+/// The `session_before_compact` point `step` asked for: its call and preparation.
+fn before_compact_asked(step: &SessionStep) -> (CallId, Value) {
+    let (call, payload) = hook_payload(step);
+    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
+        panic!("{payload:?}")
+    };
+    (call, preparation)
+}
+
+/// `session_before_compact` point `call` supplies the extension's compaction, keeping from
+/// where `preparation` would.
+fn supplying(call: CallId, preparation: &Value) -> SessionInput {
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap();
+    decided_as(
+        call,
+        before_compact(false, Some(supplied(first_kept))),
+        vec![],
+    )
+}
+
 fn supplied(first_kept_entry_id: &str) -> SuppliedCompaction {
     SuppliedCompaction {
         summary: "Summary by the extension.".into(),
@@ -350,21 +370,8 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
     let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
     with_two_turns(&mut s);
     let step = s.step(5, manual("mine")).unwrap();
-    let (call, payload) = hook_payload(&step);
-    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
-        panic!()
-    };
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
-    let step = s
-        .step(
-            6,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let (call, preparation) = before_compact_asked(&step);
+    let step = s.step(6, supplying(call, &preparation)).unwrap();
     assert!(requests(&step).is_empty(), "no summary request");
     assert!(
         kinds(&step).is_empty(),
@@ -459,17 +466,7 @@ fn a_threshold_compaction_takes_the_supplied_compaction() {
         (reason, will_retry, custom_instructions),
         (CompactionReason::Threshold, false, None)
     );
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
-    let step = s
-        .step(
-            5,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = s.step(5, supplying(call, &preparation)).unwrap();
     assert!(requests(&step).is_empty(), "no summary request");
     assert_eq!(
         compaction_end(&step),
@@ -527,23 +524,10 @@ fn an_abort_while_the_handlers_decide_ends_the_compaction_aborted_once_they_ran(
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_two_turns(&mut s);
     let step = s.step(5, manual("mine")).unwrap();
-    let (call, payload) = hook_payload(&step);
-    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
-        panic!()
-    };
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
+    let (call, preparation) = before_compact_asked(&step);
     let step = s.step(6, SessionInput::Abort).unwrap();
     assert_eq!(compaction_end(&step), None, "the handlers are awaited");
-    let step = s
-        .step(
-            7,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = s.step(7, supplying(call, &preparation)).unwrap();
     assert_eq!(compaction_end(&step), Some((None, true, false)));
 }
 
