@@ -326,6 +326,16 @@ fn with_two_turns(s: &mut SessionMachine) {
     );
 }
 
+/// After two turns, a manual compaction with `instructions` whose `session_before_compact`
+/// handlers `cancel` it or not, supplying nothing: the step of their decision.
+fn manual_decided(s: &mut SessionMachine, instructions: &str, cancel: bool) -> SessionStep {
+    with_two_turns(s);
+    let step = s.step(5, manual(instructions)).unwrap();
+    let decision = before_compact(cancel, None);
+    s.step(6, decided_as(hook(&step), decision, vec![]))
+        .unwrap()
+}
+
 #[test]
 fn a_manual_compaction_waits_for_session_before_compact_and_a_cancel_ends_it_aborted() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
@@ -416,14 +426,7 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
 fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is_not_from_an_extension(
 ) {
     let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
-    with_two_turns(&mut s);
-    let step = s.step(5, manual("model")).unwrap();
-    let step = s
-        .step(
-            6,
-            decided_as(hook(&step), before_compact(false, None), vec![]),
-        )
-        .unwrap();
+    let step = manual_decided(&mut s, "model", false);
     assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: model"));
     let (call, _) = requests(&step).remove(0);
     let mut step = s.step(7, answered(call, "## Goal\nModel.")).unwrap();
@@ -606,14 +609,7 @@ fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_an
         HookEvent::SessionBeforeCompact,
         HookEvent::SessionCompactFailed,
     ]);
-    with_two_turns(&mut s);
-    let step = s.step(5, manual("cancel")).unwrap();
-    let step = s
-        .step(
-            6,
-            decided_as(hook(&step), before_compact(true, None), vec![]),
-        )
-        .unwrap();
+    let step = manual_decided(&mut s, "cancel", true);
     assert_eq!(compaction_end(&step), Some((None, true, false)));
     assert!(step.replies.is_empty(), "answered once the handlers ran");
     let (call, payload) = hook_payload(&step);
