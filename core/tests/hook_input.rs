@@ -124,6 +124,38 @@ fn settled(step: &SessionStep) -> bool {
         .any(|e| matches!(e, Event::Session(SessionEvent::AgentSettled { .. })))
 }
 
+/// The step's events by their `type`, as JSON.
+fn event_types(step: &SessionStep) -> Vec<serde_json::Value> {
+    step.events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+        .collect()
+}
+
+/// A transform of the input to `text`, its images kept.
+fn transform(text: &str) -> InputAction {
+    InputAction::Transform {
+        text: text.into(),
+        images: None,
+    }
+}
+
+/// At `now`, input hook point `call` goes on with its input, nothing asked.
+fn go_on(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    s.step(now, decided(call, InputAction::Continue, vec![]))
+        .unwrap()
+}
+
+/// A session with an `input` handler, streaming the answer to "start" (its handlers went on
+/// at 2): the model call.
+fn streaming() -> (SessionMachine, CallId) {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
+    let step = go_on(&mut s, 2, call);
+    let model = model_calls(&step)[0];
+    (s, model)
+}
+
 #[test]
 fn without_a_handler_the_session_expands_a_template_at_once() {
     let mut s = session(HandledHooks::default());
@@ -149,17 +181,7 @@ fn a_transform_changes_the_text_before_expansion() {
     );
     assert!(s.is_busy());
     let step = s
-        .step(
-            2,
-            decided(
-                call,
-                InputAction::Transform {
-                    text: "/greet moon".into(),
-                    images: None,
-                },
-                vec![],
-            ),
-        )
+        .step(2, decided(call, transform("/greet moon"), vec![]))
         .unwrap();
     let calls = model_calls(&step);
     assert_eq!(calls.len(), 1);
@@ -175,9 +197,7 @@ fn a_transform_changes_the_text_before_expansion() {
 fn continue_expands_the_original_text() {
     let mut s = session(HandledHooks::of([HookEvent::Input]));
     let (call, _) = hook(&s.step(1, prompt("/greet world")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    let step = go_on(&mut s, 2, call);
     assert_eq!(model_calls(&step).len(), 1);
     assert_eq!(
         user_texts(&s),
@@ -207,24 +227,14 @@ fn a_handled_input_makes_no_message_no_run_and_no_settle() {
     assert!(s.agent().messages().is_empty());
     assert!(!s.is_busy());
     // What the handler asked for is still applied: Pi writes the entry at once.
-    let kinds: Vec<_> = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
-        .collect();
-    assert_eq!(kinds, vec![json!("entry_appended")]);
+    assert_eq!(event_types(&step), vec![json!("entry_appended")]);
     // The session takes the next prompt.
     assert!(s.step(3, prompt("again")).is_ok());
 }
 
 #[test]
 fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decision() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
-    let model = model_calls(&step)[0];
+    let (mut s, model) = streaming();
     let step = s
         .step(
             4,
@@ -242,8 +252,7 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
                "streamingBehavior": "steer"})
     );
     assert_eq!(s.queued_texts().0.len(), 0);
-    s.step(5, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    go_on(&mut s, 5, call);
     assert_eq!(s.queued_texts().0, ["Hello you".to_owned()]);
     // Steering is delivered before the next call, expanded.
     let step = finish(&mut s, 6, model);
@@ -259,10 +268,7 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
 /// a handler's `handled` answers it instead. Nothing is queued or sent either way.
 #[test]
 fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    s.step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    let (mut s, _) = streaming();
     let (call, payload) = hook(&s.step(3, prompt("/greet you")).unwrap());
     assert_eq!(
         payload,
@@ -288,12 +294,10 @@ fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
             }),
         )
         .unwrap();
-    let kinds: Vec<_> = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
-        .collect();
-    assert_eq!(kinds, [json!("entry_appended"), json!("extension_error")]);
+    assert_eq!(
+        event_types(&step),
+        [json!("entry_appended"), json!("extension_error")]
+    );
     assert_eq!(
         step.replies,
         [Reply::BusyPrompt(Err(
@@ -341,18 +345,8 @@ fn a_follow_up_while_idle_goes_through_the_handlers_without_a_streaming_behavior
         payload,
         json!({"type": "input", "text": "/greet later", "source": "interactive"})
     );
-    s.step(
-        2,
-        decided(
-            call,
-            InputAction::Transform {
-                text: "/greet sooner".into(),
-                images: None,
-            },
-            vec![],
-        ),
-    )
-    .unwrap();
+    s.step(2, decided(call, transform("/greet sooner"), vec![]))
+        .unwrap();
     assert_eq!(s.queued_texts().1, ["Hello sooner".to_owned()]);
 }
 
@@ -383,17 +377,10 @@ fn a_decision_nobody_waits_for_is_refused() {
 /// `started`, and its run starts in the step after (so the answer goes out before `agent_start`).
 #[test]
 fn a_busy_prompt_whose_run_ended_while_its_handlers_decided_starts_a_run() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
-    let model = model_calls(&step)[0];
+    let (mut s, model) = streaming();
     let (busy, _) = hook(&s.step(3, prompt("/greet you")).unwrap());
     assert!(settled(&finish(&mut s, 4, model)));
-    let step = s
-        .step(5, decided(busy, InputAction::Continue, vec![]))
-        .unwrap();
+    let step = go_on(&mut s, 5, busy);
     assert_eq!(step.replies, [Reply::BusyPrompt(Ok(BusyAnswer::Started))]);
     assert!(
         model_calls(&step).is_empty(),
