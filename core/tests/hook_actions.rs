@@ -68,6 +68,23 @@ fn set_level(level: ThinkingLevel) -> HookAction {
     HookAction::SetThinkingLevel { level }
 }
 
+/// A run started at 2 whose first turn, answered at 3, called a tool that finished at 4:
+/// the step at its `turn_end` and the first turn's request.
+fn at_turn_end_after_a_tool(s: &mut SessionMachine) -> (SessionStep, ModelRequest) {
+    let call = prompt(s);
+    let step = s.step(2, started(call, vec![])).unwrap();
+    let (call, request) = requests(&step).remove(0);
+    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
+    let finished = SessionInput::Answer(Input::ToolFinished {
+        call: tool_run(&step),
+        outcome: ToolOutcome::Ok(ToolResult {
+            content: vec![ContentBlock::text("v")],
+            ..ToolResult::default()
+        }),
+    });
+    (s.step(4, finished).unwrap(), request)
+}
+
 /// The event types of a step, with the level or name they carry.
 fn events(step: &SessionStep) -> Vec<String> {
     step.events
@@ -147,30 +164,14 @@ fn a_level_and_a_name_asked_before_the_run_are_written_before_it_starts_and_sent
 #[test]
 fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next_turn() {
     let mut s = session(reasoner());
-    let call = prompt(&mut s);
-    let step = s.step(2, started(call, vec![])).unwrap();
-    let (call, request) = requests(&step).remove(0);
+    let (step, request) = at_turn_end_after_a_tool(&mut s);
     assert_eq!(request.reasoning, Some(ThinkingLevel::Medium));
-    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run(&step),
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
-    let turn_end = hook(&step);
     // `xhigh` is beyond this model: clamped to `high`, a change; `low` another.
     let step = s
         .step(
             5,
             decided(
-                turn_end,
+                hook(&step),
                 HookDecision::Done,
                 vec![
                     set_level(ThinkingLevel::Xhigh),
@@ -283,22 +284,7 @@ fn last_text(request: &ModelRequest) -> Value {
 #[test]
 fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() {
     let mut s = session(reasoner());
-    let call = prompt(&mut s);
-    let step = s.step(2, started(call, vec![])).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run(&step),
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let (step, _) = at_turn_end_after_a_tool(&mut s);
     let step = s
         .step(
             5,
