@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{entries_of, hook, requests};
 
 #[path = "support/actions.rs"]
 mod actions;
@@ -103,22 +103,6 @@ fn events(step: &SessionStep) -> Vec<String> {
         .collect()
 }
 
-/// The entries of `kind` written after the session's start, without ids and times.
-fn entries(s: &SessionMachine, kind: &str) -> Vec<Value> {
-    s.tree()
-        .entries()
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .filter(|e| e["type"] == kind)
-        .map(|mut e| {
-            for key in ["id", "parentId", "timestamp"] {
-                e.as_object_mut().unwrap().remove(key);
-            }
-            e
-        })
-        .collect()
-}
-
 #[test]
 fn a_level_and_a_name_asked_before_the_run_are_written_before_it_starts_and_sent() {
     let mut s = session(reasoner());
@@ -146,11 +130,11 @@ fn a_level_and_a_name_asked_before_the_run_are_written_before_it_starts_and_sent
         ]
     );
     assert_eq!(
-        entries(&s, "thinking_level_change"),
+        entries_of(&s, "thinking_level_change"),
         vec![json!({"type": "thinking_level_change", "thinkingLevel": "high"})]
     );
     assert_eq!(
-        entries(&s, "session_info"),
+        entries_of(&s, "session_info"),
         vec![json!({"type": "session_info", "name": "Reading it"})],
         "Pi's name: line breaks one space, trimmed"
     );
@@ -191,7 +175,7 @@ fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next
         "a level already in force is neither written nor announced"
     );
     assert_eq!(
-        entries(&s, "thinking_level_change"),
+        entries_of(&s, "thinking_level_change"),
         vec![
             json!({"type": "thinking_level_change", "thinkingLevel": "high"}),
             json!({"type": "thinking_level_change", "thinkingLevel": "low"}),
@@ -215,7 +199,7 @@ fn a_level_a_model_without_reasoning_cannot_use_changes_nothing() {
         .step(2, started(call, vec![set_level(ThinkingLevel::High)]))
         .unwrap();
     assert_eq!(events(&step)[0], "agent_start");
-    assert!(entries(&s, "thinking_level_change").is_empty());
+    assert!(entries_of(&s, "thinking_level_change").is_empty());
     assert_eq!(requests(&step)[0].1.reasoning, None);
 }
 
@@ -253,7 +237,7 @@ fn a_label_is_written_on_an_entry_the_session_holds_and_cleared_without_one() {
         )
         .unwrap();
     assert_eq!(
-        entries(&s, "label"),
+        entries_of(&s, "label"),
         vec![
             json!({"type": "label", "targetId": target, "label": "start"}),
             json!({"type": "label", "targetId": target}),

@@ -9,13 +9,12 @@
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookError, HookEvent, HookOutcome, InputAction,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input};
 use pi_core::agent_session::{
     BusyAnswer, Reply, SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep,
     StreamingBehavior,
 };
 use pi_core::event::{Event, SessionEvent};
-use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::resources::templates::PromptTemplate;
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
@@ -23,6 +22,7 @@ use serde_json::json;
 
 #[path = "support/session.rs"]
 mod support;
+use support::{prompt, stopped, transcript};
 
 fn resources() -> Resources {
     Resources {
@@ -48,14 +48,6 @@ fn session(handled: HandledHooks) -> SessionMachine {
         },
         resources(),
     )
-}
-
-fn prompt(text: &str) -> SessionInput {
-    SessionInput::Prompt {
-        text: text.into(),
-        images: vec![],
-        streaming_behavior: None,
-    }
 }
 
 fn model_calls(step: &SessionStep) -> Vec<CallId> {
@@ -94,25 +86,9 @@ fn decided(call: CallId, action: InputAction, actions: Vec<HookAction>) -> Sessi
     })
 }
 
-fn finish(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
-    s.step(
-        now,
-        SessionInput::Answer(Input::Model {
-            call,
-            event: StreamEvent::Done {
-                reason: StopReason::Stop,
-                message: AssistantMessage::default(),
-            },
-        }),
-    )
-    .unwrap()
-}
-
 fn user_texts(s: &SessionMachine) -> Vec<serde_json::Value> {
-    s.agent()
-        .messages()
-        .iter()
-        .map(|m| serde_json::to_value(m).unwrap())
+    transcript(s)
+        .into_iter()
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].clone())
         .collect()
@@ -189,7 +165,7 @@ fn a_transform_changes_the_text_before_expansion() {
         user_texts(&s),
         vec![json!([{"type": "text", "text": "Hello moon"}])]
     );
-    let step = finish(&mut s, 3, calls[0]);
+    let step = stopped(&mut s, 3, calls[0]);
     assert!(settled(&step));
 }
 
@@ -255,7 +231,7 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
     go_on(&mut s, 5, call);
     assert_eq!(s.queued_texts().0, ["Hello you".to_owned()]);
     // Steering is delivered before the next call, expanded.
-    let step = finish(&mut s, 6, model);
+    let step = stopped(&mut s, 6, model);
     assert_eq!(model_calls(&step).len(), 1);
     assert_eq!(
         user_texts(&s)[1],
@@ -379,7 +355,7 @@ fn a_decision_nobody_waits_for_is_refused() {
 fn a_busy_prompt_whose_run_ended_while_its_handlers_decided_starts_a_run() {
     let (mut s, model) = streaming();
     let (busy, _) = hook(&s.step(3, prompt("/greet you")).unwrap());
-    assert!(settled(&finish(&mut s, 4, model)));
+    assert!(settled(&stopped(&mut s, 4, model)));
     let step = go_on(&mut s, 5, busy);
     assert_eq!(step.replies, [Reply::BusyPrompt(Ok(BusyAnswer::Started))]);
     assert!(

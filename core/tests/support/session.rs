@@ -11,7 +11,7 @@ use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEve
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::message::AssistantMessage;
+use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
 use pi_core::session::ids::IdGenerator;
@@ -184,6 +184,41 @@ fn answered_using(call: CallId, content: Value, stop_reason: &str, tokens: Value
             message,
         },
     })
+}
+
+/// At `now`, model call `call` ends with an empty answer that stops: the step it made.
+pub fn stopped(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    let event = StreamEvent::Done {
+        reason: StopReason::Stop,
+        message: AssistantMessage::default(),
+    };
+    s.step(now, SessionInput::Answer(Input::Model { call, event }))
+        .unwrap()
+}
+
+/// The agent's transcript, as JSON.
+pub fn transcript(s: &SessionMachine) -> Vec<Value> {
+    s.agent()
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect()
+}
+
+/// The session's entries of `kind`, as JSON without their ids and times.
+pub fn entries_of(s: &SessionMachine, kind: &str) -> Vec<Value> {
+    s.tree()
+        .entries()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|e| e["type"] == kind)
+        .map(|mut e| {
+            for key in ["id", "parentId", "timestamp"] {
+                e.as_object_mut().unwrap().remove(key);
+            }
+            e
+        })
+        .collect()
 }
 
 /// Hook point `call` decided `decision`, the handlers having asked for `actions`.
