@@ -13,7 +13,7 @@ use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
 };
-use pi_core::agent::{AgentConfig, Effect, Input};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::AgentMessage;
@@ -23,7 +23,7 @@ use serde_json::json;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{decided_as, hook, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::machine(
@@ -290,24 +290,18 @@ fn a_custom_messages_run_asks_before_agent_start_with_the_message() {
     assert_eq!(payload["messageType"], "custom");
     assert_eq!(payload.get("prompt"), None);
     assert_eq!(payload["message"]["customType"], "note");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call,
-                outcome: HookOutcome {
-                    decision: HookDecision::BeforeAgentStart {
-                        messages: vec![],
-                        system_prompt: None,
-                    },
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = s.step(3, started_as_asked(call)).unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
     assert_eq!(requests(&step).len(), 1);
+}
+
+/// `before_agent_start` point `call` decided with nothing changed.
+fn started_as_asked(call: CallId) -> SessionInput {
+    let decision = HookDecision::BeforeAgentStart {
+        messages: vec![],
+        system_prompt: None,
+    };
+    decided_as(call, decision, vec![])
 }
 
 /// The customTypes of the entries a step announced (`entry_appended`).
@@ -343,21 +337,12 @@ fn actions_asked_after_an_idle_user_message_wait_for_its_input_decision() {
     assert!(appended(&step).is_empty());
     assert!(step.replies.is_empty());
     let decide = |s: &mut SessionMachine, call, at| {
-        s.step(
-            at,
-            SessionInput::Answer(Input::HookDecided {
-                call,
-                outcome: HookOutcome {
-                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
-                    actions: vec![HookAction::AppendEntry {
-                        custom_type: "input".into(),
-                        data: None,
-                    }],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap()
+        let go_on = HookDecision::Input(pi_core::agent::hooks::InputAction::Continue);
+        let entry = HookAction::AppendEntry {
+            custom_type: "input".into(),
+            data: None,
+        };
+        s.step(at, decided_as(call, go_on, vec![entry])).unwrap()
     };
     let step = decide(&mut s, hook(&step), 3);
     assert_eq!(appended(&step), ["input"]);
@@ -388,22 +373,7 @@ fn runs_asked_beside_the_first_steer_it_or_are_refused() {
         (vec![], false),
         "waits for the decision"
     );
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call: hook(&step),
-                outcome: HookOutcome {
-                    decision: HookDecision::BeforeAgentStart {
-                        messages: vec![],
-                        system_prompt: None,
-                    },
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = s.step(3, started_as_asked(hook(&step))).unwrap();
     let kinds: Vec<String> = step
         .events
         .iter()
