@@ -11,10 +11,9 @@ use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, ToolOutcome};
+use pi_core::agent::{AgentConfig, Effect, ModelRequest};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
-use pi_core::event::{Event, ToolResult};
-use pi_core::message::ContentBlock;
+use pi_core::event::Event;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::script::{mock_model, tool};
 use serde_json::{json, Value};
@@ -22,7 +21,7 @@ use std::sync::Arc;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{entries_of, hook, requests};
+use support::{entries_of, hook, requests, tool_finished, tool_run};
 
 #[path = "support/actions.rs"]
 mod actions;
@@ -47,16 +46,6 @@ fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> S
     )
 }
 
-fn tool_run(step: &SessionStep) -> CallId {
-    step.effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("a tool run")
-}
-
 fn text_answer() -> Value {
     let mut answer = tool_call_answer();
     answer["content"] = json!([{"type": "text", "text": "done"}]);
@@ -75,13 +64,7 @@ fn at_turn_end_after_a_tool(s: &mut SessionMachine) -> (SessionStep, ModelReques
     let step = s.step(2, started(call, vec![])).unwrap();
     let (call, request) = requests(&step).remove(0);
     let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let finished = SessionInput::Answer(Input::ToolFinished {
-        call: tool_run(&step),
-        outcome: ToolOutcome::Ok(ToolResult {
-            content: vec![ContentBlock::text("v")],
-            ..ToolResult::default()
-        }),
-    });
+    let finished = tool_finished(tool_run(&step.effects), "v");
     (s.step(4, finished).unwrap(), request)
 }
 

@@ -343,23 +343,8 @@ fn a_compaction_mid_run_is_what_the_next_turn_sends_and_the_runs_own_messages_st
     let step = s
         .step(2, support::answered_with(call, calling, "toolUse"))
         .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            pi_core::agent::Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .unwrap();
-    let finished =
-        pi_core::agent_session::SessionInput::Answer(pi_core::agent::Input::ToolFinished {
-            call: run,
-            outcome: pi_core::agent::ToolOutcome::Ok(pi_core::event::ToolResult {
-                content: vec![pi_core::message::ContentBlock::text("one")],
-                ..Default::default()
-            }),
-        });
-    let step = s.step(3, finished).unwrap();
+    let run = support::tool_run(&step.effects);
+    let step = s.step(3, support::tool_finished(run, "one")).unwrap();
     let kept = first_of_role(&s, "assistant");
     let draft = compaction("They said hi.", Some(kept), None);
     let step = decide(&mut s, 4, &step, vec![draft], false);

@@ -14,11 +14,11 @@
 use pi_core::agent::hooks::{
     HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
 };
-use pi_core::agent::{CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::event::{CompactionReason, Event, SessionEvent, ToolResult};
-use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::event::{CompactionReason, Event, SessionEvent};
+use pi_core::message::AssistantMessage;
 use pi_core::script::tool;
 use serde_json::{json, Value};
 
@@ -206,26 +206,8 @@ fn a_turn_end_handler_compacting_mid_run_sends_no_request_for_the_next_turn() {
     let step = s
         .step(2, answered_with(call, call_echo, "toolUse"))
         .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("the tool runs");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::ToolFinished {
-                call: run,
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let run = support::tool_run(&step.effects);
+    let step = s.step(3, support::tool_finished(run, "v")).unwrap();
     let step = s.step(4, compact(hook(&step))).unwrap();
     assert!(
         !step

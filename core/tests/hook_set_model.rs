@@ -11,10 +11,8 @@ use std::sync::Arc;
 
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent};
-use pi_core::agent::{AgentConfig, Effect, Input, ToolOutcome};
-use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
-use pi_core::event::ToolResult;
-use pi_core::message::ContentBlock;
+use pi_core::agent::AgentConfig;
+use pi_core::agent_session::{SessionMachine, SessionStep};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::script::{mock_model, tool};
 use serde_json::{json, Value};
@@ -87,26 +85,8 @@ fn a_model_set_at_a_turn_end_is_written_clamps_the_level_and_answers_the_next_re
     let (call, request) = requests(&step).remove(0);
     assert_eq!(request.model.id, "mock-reasoner");
     let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let tool_run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("a tool run");
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run,
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let tool_run = support::tool_run(&step.effects);
+    let step = s.step(4, support::tool_finished(tool_run, "v")).unwrap();
     let turn_end = hook(&step);
     let step = s
         .step(

@@ -7,11 +7,14 @@ use std::sync::Arc;
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::HookPayload;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolSpec};
+use pi_core::agent::{
+    AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome, ToolSpec,
+};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::message::{AssistantMessage, StopReason};
+use pi_core::event::ToolResult;
+use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
 use pi_core::session::ids::IdGenerator;
@@ -183,6 +186,28 @@ fn answered_using(call: CallId, content: Value, stop_reason: &str, tokens: Value
             reason: message.stop_reason,
             message,
         },
+    })
+}
+
+/// The tool call `effects` start running (the first, where several do).
+pub fn tool_run(effects: &[Effect]) -> CallId {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::RunTool { call, .. } => Some(*call),
+            _ => None,
+        })
+        .expect("a tool run")
+}
+
+/// Tool call `call` finished with `text` as its result.
+pub fn tool_finished(call: CallId, text: &str) -> SessionInput {
+    SessionInput::Answer(Input::ToolFinished {
+        call,
+        outcome: ToolOutcome::Ok(ToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..ToolResult::default()
+        }),
     })
 }
 
