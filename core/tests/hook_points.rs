@@ -19,6 +19,10 @@ use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolCall};
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
 
+#[path = "support/agent.rs"]
+mod support;
+use support::hooks;
+
 fn machine(handled: HandledHooks) -> AgentMachine {
     AgentMachine::new(AgentConfig {
         model: mock_model(),
@@ -61,16 +65,6 @@ fn two_calls(m: &mut AgentMachine) -> Step {
         },
     )
     .unwrap()
-}
-
-fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn runs(step: &Step) -> Vec<(CallId, String, serde_json::Value)> {

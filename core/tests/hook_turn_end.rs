@@ -17,6 +17,10 @@ use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason,
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
 
+#[path = "support/agent.rs"]
+mod support;
+use support::{hooks, model_calls};
+
 fn machine() -> AgentMachine {
     AgentMachine::new(AgentConfig {
         model: mock_model(),
@@ -24,26 +28,6 @@ fn machine() -> AgentMachine {
         handled_hooks: HandledHooks::of([HookEvent::TurnEnd]),
         ..AgentConfig::default()
     })
-}
-
-fn model_calls(step: &Step) -> Vec<CallId> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, .. } => Some(*call),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn turn_ends(step: &Step) -> usize {
