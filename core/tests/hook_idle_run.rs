@@ -374,18 +374,10 @@ fn runs_asked_beside_the_first_steer_it_or_are_refused() {
         "waits for the decision"
     );
     let step = s.step(3, started_as_asked(hook(&step))).unwrap();
-    let kinds: Vec<String> = step
-        .events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .take(2)
-        .collect();
-    assert_eq!(kinds, ["extension_error", "agent_start"]);
+    assert_eq!(
+        support::kinds(&step)[..2],
+        ["extension_error", "agent_start"]
+    );
     let error = serde_json::to_value(&step.events[0]).unwrap();
     assert_eq!(error["extensionPath"], "<runtime>");
     assert_eq!(error["event"], "send_user_message");

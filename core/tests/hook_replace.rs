@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
-use pi_core::agent::{CallId, Effect, Input};
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
+use pi_core::agent::{CallId, Effect};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use serde_json::json;
@@ -29,17 +29,6 @@ fn asked(step: &SessionStep) -> Vec<(CallId, serde_json::Value)> {
             _ => None,
         })
         .collect()
-}
-
-fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
 }
 
 fn fork_at(entry: &str) -> SessionInput {
@@ -73,7 +62,9 @@ fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
         data: None,
     };
     let cancel = HookDecision::SessionBeforeReplace { cancel: true };
-    let step = s.step(2, decided(hooks[0].0, cancel, vec![note])).unwrap();
+    let step = s
+        .step(2, support::decided_as(hooks[0].0, cancel, vec![note]))
+        .unwrap();
     assert_eq!(step.replies, [Reply::Replacing { cancelled: true }]);
     assert!(
         s.tree()
@@ -99,7 +90,9 @@ fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
         json!({"type": "session_before_switch", "reason": "resume", "targetSessionFile": "other.jsonl"})
     );
     let go_on = HookDecision::SessionBeforeReplace { cancel: false };
-    let step = s.step(4, decided(hooks[0].0, go_on, vec![])).unwrap();
+    let step = s
+        .step(4, support::decided_as(hooks[0].0, go_on, vec![]))
+        .unwrap();
     assert_eq!(step.replies, [Reply::Replacing { cancelled: false }]);
 }
 
