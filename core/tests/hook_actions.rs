@@ -7,17 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
-};
-use pi_core::agent::{AgentConfig, Effect, ModelRequest};
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload, InputAction};
+use pi_core::agent::{Effect, ModelRequest};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::event::Event;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
-use pi_core::script::{mock_model, tool};
+use pi_core::script::mock_model;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 #[path = "support/session.rs"]
 mod support;
@@ -32,18 +28,9 @@ fn session(model: Model) -> SessionMachine {
 }
 
 fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            // As a run is built: the level clamped to the model.
-            thinking_level: clamp_thinking_level(&model, ThinkingLevel::Medium),
-            model,
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of(handled),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Default::default(),
-    )
+    // As a run is built: the level clamped to the model.
+    let level = clamp_thinking_level(&model, ThinkingLevel::Medium);
+    support::acting(model, level, handled)
 }
 
 fn text_answer() -> Value {

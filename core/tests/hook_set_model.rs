@@ -7,14 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent};
-use pi_core::agent::AgentConfig;
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent};
 use pi_core::agent_session::{SessionMachine, SessionStep};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::script::{mock_model, tool};
+use pi_core::script::mock_model;
 use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
@@ -26,17 +22,8 @@ mod actions;
 use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
 
 fn session() -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            thinking_level: ThinkingLevel::High,
-            model: reasoner(),
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of([HookEvent::BeforeAgentStart, HookEvent::TurnEnd]),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Default::default(),
-    )
+    let handled = [HookEvent::BeforeAgentStart, HookEvent::TurnEnd];
+    support::acting(reasoner(), ThinkingLevel::High, handled)
 }
 
 fn set_model(model: Model) -> HookAction {

@@ -15,8 +15,9 @@ use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, Sessio
 use pi_core::compaction::CompactionSettings;
 use pi_core::event::ToolResult;
 use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
+use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
-use pi_core::script::mock_model;
+use pi_core::script::{mock_model, tool};
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use serde_json::{json, Value};
@@ -70,6 +71,26 @@ pub fn hooked(
             ..Resources::default()
         },
         compaction,
+    )
+}
+
+/// A session on `model` at `thinking_level`, with the `echo` tool, whose extensions handle
+/// `handled`: what the tests of a handler's session actions run.
+pub fn acting(
+    model: Model,
+    thinking_level: ThinkingLevel,
+    handled: impl IntoIterator<Item = HookEvent>,
+) -> SessionMachine {
+    machine(
+        AgentConfig {
+            thinking_level,
+            model,
+            tools: vec![tool("echo", false)],
+            handled_hooks: HandledHooks::of(handled),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources::default(),
     )
 }
 
