@@ -238,26 +238,8 @@ fn a_custom_message_with_a_turn_starts_a_run_with_it_and_one_without_is_written(
     assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
     let (call, request) = requests(&step).remove(0);
     assert_eq!(request.messages.len(), 2, "both notes, as user text");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::Model {
-                call,
-                event: pi_core::agent::StreamEvent::Done {
-                    reason: pi_core::message::StopReason::Stop,
-                    message: Default::default(),
-                },
-            }),
-        )
-        .unwrap();
-    let ended = step
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
-            _ => None,
-        })
-        .expect("agent_end");
+    let step = support::stopped(&mut s, 3, call);
+    let ended = support::ended_messages(&step);
     assert!(
         matches!(ended.first(), Some(AgentMessage::Custom(c)) if c.custom_type == "note"),
         "the run starts with the message: {ended:?}"

@@ -245,14 +245,7 @@ fn a_message_held_for_the_turn_end_is_in_the_next_request_and_not_the_runs_messa
     );
     assert_eq!(entries_of(&s, "custom_message").len(), 1);
     let step = stopped(&mut s, 5, sent[0].0);
-    let ended = step
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
-            _ => None,
-        })
-        .expect("agent_end");
+    let ended = support::ended_messages(&step);
     assert!(
         ended
             .iter()

@@ -13,8 +13,8 @@ use pi_core::agent::{
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::event::ToolResult;
-use pi_core::message::{AssistantMessage, ContentBlock, StopReason};
+use pi_core::event::{AgentEvent, Event, ToolResult};
+use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason};
 use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
 use pi_core::script::{mock_model, tool};
@@ -240,6 +240,17 @@ pub fn stopped(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
     };
     s.step(now, SessionInput::Answer(Input::Model { call, event }))
         .unwrap()
+}
+
+/// The messages `agent_end` in `step` reports as the run's own.
+pub fn ended_messages(step: &SessionStep) -> Vec<AgentMessage> {
+    step.events
+        .iter()
+        .find_map(|e| match e {
+            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
+            _ => None,
+        })
+        .expect("agent_end")
 }
 
 /// The agent's transcript, as JSON.
