@@ -158,16 +158,7 @@ fn an_idle_user_messages_input_handlers_decide_before_the_command_is_answered() 
     let mut s = session(&[HookEvent::Command, HookEvent::Input]);
     let step = command(&mut s, vec![user_message("Please go.")]);
     assert!(step.replies.is_empty(), "{:?}", step.replies);
-    let asked: Vec<(pi_core::agent::CallId, serde_json::Value)> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect();
+    let asked = support::hooks_json(&step);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0].1["type"], "input");
     assert_eq!(asked[0].1["text"], "Please go.");

@@ -61,16 +61,7 @@ fn model_calls(step: &SessionStep) -> Vec<CallId> {
 }
 
 fn hook(step: &SessionStep) -> (CallId, serde_json::Value) {
-    let hooks: Vec<_> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect();
+    let hooks = support::hooks_json(step);
     assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
     hooks[0].clone()
 }

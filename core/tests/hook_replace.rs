@@ -7,8 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
-use pi_core::agent::{CallId, Effect};
-use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use serde_json::json;
 
@@ -17,18 +16,6 @@ mod support;
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, vec![], &[], CompactionSettings::default())
-}
-
-fn asked(step: &SessionStep) -> Vec<(CallId, serde_json::Value)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 fn fork_at(entry: &str) -> SessionInput {
@@ -50,7 +37,7 @@ fn with_no_handler_a_replacement_is_answered_at_once() {
 fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
     let mut s = session(&[HookEvent::SessionBeforeFork, HookEvent::SessionBeforeSwitch]);
     let step = s.step(1, fork_at("e1")).unwrap();
-    let hooks = asked(&step);
+    let hooks = support::hooks_json(&step);
     assert_eq!(
         hooks.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>(),
         [json!({"type": "session_before_fork", "entryId": "e1", "position": "at"})]
@@ -84,7 +71,7 @@ fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
             }),
         )
         .unwrap();
-    let hooks = asked(&step);
+    let hooks = support::hooks_json(&step);
     assert_eq!(
         hooks[0].1,
         json!({"type": "session_before_switch", "reason": "resume", "targetSessionFile": "other.jsonl"})
@@ -109,7 +96,7 @@ fn leaving_and_replacing_tell_the_reason_and_the_other_file() {
         )
         .unwrap();
     assert_eq!(
-        asked(&step)[0].1,
+        support::hooks_json(&step)[0].1,
         json!({"type": "session_shutdown", "reason": "fork", "targetSessionFile": "/s/new.jsonl"})
     );
     let mut s = session(&[HookEvent::SessionShutdown, HookEvent::SessionStart]);
@@ -124,7 +111,7 @@ fn leaving_and_replacing_tell_the_reason_and_the_other_file() {
         )
         .unwrap();
     assert_eq!(
-        asked(&step)[0].1,
+        support::hooks_json(&step)[0].1,
         json!({"type": "session_start", "reason": "new"})
     );
 }

@@ -139,6 +139,14 @@ pub fn hooks(step: &SessionStep) -> Vec<(CallId, HookPayload)> {
         .collect()
 }
 
+/// The hook points `step` asked for, their payloads as JSON.
+pub fn hooks_json(step: &SessionStep) -> Vec<(CallId, Value)> {
+    hooks(step)
+        .into_iter()
+        .map(|(call, payload)| (call, serde_json::to_value(payload).unwrap()))
+        .collect()
+}
+
 /// The step's events by their `type`.
 pub fn kinds(step: &SessionStep) -> Vec<String> {
     step.events
