@@ -44,28 +44,10 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
 
 /// Runs `/go` and answers its run with `actions`: the step of the answer.
 fn command(s: &mut SessionMachine, actions: Vec<HookAction>) -> SessionStep {
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "/go now".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
-    s.step(
-        2,
-        SessionInput::Answer(Input::HookDecided {
-            call: hook(&step),
-            outcome: HookOutcome {
-                decision: HookDecision::Done,
-                actions,
-                errors: vec![],
-            },
-        }),
-    )
-    .unwrap()
+    let step = s.step(1, support::prompt("/go now")).unwrap();
+    let decision = HookDecision::Done;
+    s.step(2, decided_as(hook(&step), decision, actions))
+        .unwrap()
 }
 
 fn user_message(text: &str) -> HookAction {
@@ -405,16 +387,7 @@ fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
         !s.prompt_meets_idle_runs("/go again"),
         "a command runs at once"
     );
-    let step = s
-        .step(
-            3,
-            SessionInput::Prompt {
-                text: "then what?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(3, support::prompt("then what?")).unwrap();
     assert_eq!(
         step.wake_at, None,
         "the run waits for the prompt's input handlers"
@@ -442,16 +415,7 @@ fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
 fn a_prompt_before_the_idle_run_wake_without_input_handlers_is_refused_at_once() {
     let mut s = session(&[HookEvent::Command]);
     command(&mut s, vec![user_message("Please go.")]);
-    let step = s
-        .step(
-            2,
-            SessionInput::Prompt {
-                text: "then what?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(2, support::prompt("then what?")).unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
     assert!(
         matches!(step.replies[..], [Reply::BusyPrompt(Err(_))]),
