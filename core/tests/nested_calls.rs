@@ -25,15 +25,17 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, tools, &[], CompactionSettings::default())
 }
 
+/// The session prompted, its model calling `ls` as `t1`: the step of that answer.
+fn calling_ls(s: &mut SessionMachine) -> SessionStep {
+    let call = support::prompted(s, 1, "go");
+    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
+    s.step(2, support::answered_with(call, content, "toolUse"))
+        .unwrap()
+}
+
 /// The session prompted, its model calling `ls` as `t1`: the call of `ls`.
 fn calling(s: &mut SessionMachine) -> CallId {
-    let step = s.step(1, support::prompt("go")).unwrap();
-    let (call, _) = support::requests(&step).remove(0);
-    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
-    let step = s
-        .step(2, support::answered_with(call, content, "toolUse"))
-        .unwrap();
-    runs(&step).remove(0).0
+    runs(&calling_ls(s)).remove(0).0
 }
 
 fn runs(step: &SessionStep) -> Vec<(CallId, String, String, Value)> {
@@ -172,12 +174,7 @@ fn a_nested_call_runs_as_its_own_call_and_is_recorded_on_the_callers_result() {
 #[test]
 fn a_nested_call_passes_the_gate_with_its_parent_named_and_a_block_answers_it() {
     let mut s = session(&[HookEvent::ToolCall]);
-    let step = s.step(1, support::prompt("go")).unwrap();
-    let (call, _) = support::requests(&step).remove(0);
-    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
-    let step = s
-        .step(2, support::answered_with(call, content, "toolUse"))
-        .unwrap();
+    let step = calling_ls(&mut s);
     let (gate, _) = support::hooks(&step).remove(0);
     let run = HookDecision::ToolCall(ToolCallVerdict::Run { input: json!({}) });
     let step = s.step(3, support::decided_as(gate, run, vec![])).unwrap();
