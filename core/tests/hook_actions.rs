@@ -9,7 +9,7 @@
 
 use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload, InputAction};
 use pi_core::agent::{Effect, ModelRequest};
-use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
+use pi_core::agent_session::{SessionMachine, SessionStep};
 use pi_core::event::Event;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
 use pi_core::script::mock_model;
@@ -17,11 +17,11 @@ use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{entries_of, hook, requests, tool_finished, tool_run};
+use support::{decided_as, entries_of, hook, requests, tool_finished, tool_run};
 
 #[path = "support/actions.rs"]
 mod actions;
-use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
+use actions::{answered, prompt, reasoner, started, tool_call_answer};
 
 fn session(model: Model) -> SessionMachine {
     session_with(model, [HookEvent::BeforeAgentStart, HookEvent::TurnEnd])
@@ -124,7 +124,7 @@ fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next
     let step = s
         .step(
             5,
-            decided(
+            decided_as(
                 hook(&step),
                 HookDecision::Done,
                 vec![
@@ -155,7 +155,7 @@ fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next
     assert_eq!(request.reasoning, Some(ThinkingLevel::Low), "the next turn");
     let step = s.step(6, answered(call, text_answer())).unwrap();
     let step = s
-        .step(7, decided(hook(&step), HookDecision::Done, vec![]))
+        .step(7, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     assert!(events(&step).contains(&"agent_settled".to_owned()));
     assert_eq!(s.agent().thinking_level(), ThinkingLevel::Low);
@@ -180,7 +180,7 @@ fn a_label_is_written_on_an_entry_the_session_holds_and_cleared_without_one() {
     let step = s.step(2, started(call, vec![])).unwrap();
     let (call, _) = requests(&step).remove(0);
     let step = s.step(3, answered(call, text_answer())).unwrap();
-    s.step(4, decided(hook(&step), HookDecision::Done, vec![]))
+    s.step(4, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     let target = s.tree().entries()[0].id().to_owned();
     let call = prompt(&mut s);
@@ -242,7 +242,7 @@ fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() 
     let step = s
         .step(
             5,
-            decided(
+            decided_as(
                 hook(&step),
                 HookDecision::Done,
                 vec![
@@ -280,7 +280,7 @@ fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() 
     );
     let step = s.step(6, answered(call, text_answer())).unwrap();
     let step = s
-        .step(7, decided(hook(&step), HookDecision::Done, vec![]))
+        .step(7, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     let (_, request) = requests(&step).remove(0);
     assert_eq!(
@@ -313,24 +313,17 @@ fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on(
             HookEvent::Input,
         ],
     );
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "What does it say?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(1, support::prompt("What does it say?")).unwrap();
     let decision = HookDecision::Input(InputAction::Continue);
-    let step = s.step(1, decided(hook(&step), decision, vec![])).unwrap();
+    let step = s
+        .step(1, decided_as(hook(&step), decision, vec![]))
+        .unwrap();
     let step = s.step(2, started(hook(&step), vec![])).unwrap();
     let (call, _) = requests(&step).remove(0);
     let step = s.step(3, answered(call, text_answer())).unwrap();
     let asked = vec![user_message(json!("Then say goodbye."), Some("followUp"))];
     let step = s
-        .step(4, decided(hook(&step), HookDecision::Done, asked))
+        .step(4, decided_as(hook(&step), HookDecision::Done, asked))
         .unwrap();
     assert!(events(&step).is_empty(), "{:?}", events(&step));
     let input = step
@@ -351,7 +344,7 @@ fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on(
         text: "[marked] Then say goodbye.".into(),
         images: None,
     });
-    let step = s.step(5, decided(input.0, transform, vec![])).unwrap();
+    let step = s.step(5, decided_as(input.0, transform, vec![])).unwrap();
     assert_eq!(
         events(&step)[..3],
         ["queue_update", "turn_end", "turn_start"],

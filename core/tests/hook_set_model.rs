@@ -15,11 +15,11 @@ use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{decided_as, hook, requests};
 
 #[path = "support/actions.rs"]
 mod actions;
-use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
+use actions::{answered, prompt, reasoner, started, tool_call_answer};
 
 fn session() -> SessionMachine {
     let handled = [HookEvent::BeforeAgentStart, HookEvent::TurnEnd];
@@ -78,7 +78,7 @@ fn a_model_set_at_a_turn_end_is_written_clamps_the_level_and_answers_the_next_re
     let step = s
         .step(
             5,
-            decided(turn_end, HookDecision::Done, vec![set_model(mock_model())]),
+            decided_as(turn_end, HookDecision::Done, vec![set_model(mock_model())]),
         )
         .unwrap();
     assert_eq!(
