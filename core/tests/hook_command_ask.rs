@@ -24,12 +24,8 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
 
 /// One prompt answered: the answer's id.
 fn with_history(s: &mut SessionMachine) -> String {
-    let step = s.step(1, prompt("First prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(2, answered(call, "An answer.")).unwrap();
-    let step = s.step(3, prompt("Second prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(4, answered(call, "Another answer.")).unwrap();
+    support::prompted_and_answered(s, 1, "First prompt.", "An answer.");
+    support::prompted_and_answered(s, 3, "Second prompt.", "Another answer.");
     let branch = s.tree().branch_path(None);
     branch[1].id().to_owned()
 }
