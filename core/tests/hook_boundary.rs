@@ -336,8 +336,7 @@ fn a_compaction_mid_run_is_what_the_next_turn_sends_and_the_runs_own_messages_st
         &[],
         CompactionSettings::default(),
     );
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 1, "hi");
     let calling =
         json!([{"type": "toolCall", "id": "c1", "name": "echo", "arguments": {"value": "one"}}]);
     let step = s

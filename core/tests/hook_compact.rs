@@ -433,8 +433,7 @@ fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is
 fn a_threshold_compaction_takes_the_supplied_compaction() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_history(&mut s);
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 3, "Second prompt about beta.");
     let step = s.step(4, answered_full(call)).unwrap();
     let (call, payload) = hook_payload(&step);
     let HookPayload::SessionBeforeCompact {
@@ -464,8 +463,7 @@ fn a_threshold_compaction_takes_the_supplied_compaction() {
 fn an_overflow_compaction_cancelled_by_an_extension_is_not_retried() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_history(&mut s);
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 3, "Second prompt about beta.");
     let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
         "content": [], "api": "openai-completions", "provider": "mock", "model": "mock-model",
         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,

@@ -269,8 +269,7 @@ fn an_abort_while_session_before_compact_runs_cancels_its_hook_point() {
 #[test]
 fn the_preparations_file_operations_keep_the_order_they_were_touched() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
-    let step = s.step(1, prompt("Read the files.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 1, "Read the files.");
     let calls = json!([
         {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "zeta.txt"}},
         {"type": "toolCall", "id": "c2", "name": "write", "arguments": {"path": "new.txt", "content": ""}},
