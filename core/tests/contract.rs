@@ -12,6 +12,9 @@ use pi_core::event::ToolResult;
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::script::{mock_model, tool};
 
+#[path = "support/agent.rs"]
+mod support;
+
 fn machine() -> AgentMachine {
     AgentMachine::new(AgentConfig {
         model: mock_model(),
@@ -158,37 +161,8 @@ fn a_malformed_stream_is_refused_without_changing_the_message() {
 fn tool_answers_must_name_a_running_call() {
     let mut m = machine();
     let call = model_call(&m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap());
-    let mut message = AssistantMessage::default();
-    message
-        .content
-        .push(pi_core::message::ContentBlock::ToolCall(
-            pi_core::message::ToolCall {
-                id: "c1".into(),
-                name: "echo".into(),
-                arguments: serde_json::json!({"value": "v"}),
-                ..Default::default()
-            },
-        ));
-    let step = m
-        .step(
-            2,
-            Input::Model {
-                call,
-                event: StreamEvent::Done {
-                    reason: StopReason::ToolUse,
-                    message,
-                },
-            },
-        )
-        .unwrap();
-    let tool_call = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .unwrap();
+    let step = support::echo_calls(&mut m, 2, call, &[("c1", "v")]);
+    let tool_call = support::tool_run(&step);
     let error = contract(m.step(
         3,
         Input::ToolUpdate {

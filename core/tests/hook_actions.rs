@@ -7,54 +7,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{
-    HandledHooks, HookAction, HookDecision, HookEvent, HookPayload, InputAction,
-};
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, ToolOutcome};
-use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
-use pi_core::event::{Event, ToolResult};
-use pi_core::message::ContentBlock;
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload, InputAction};
+use pi_core::agent::{Effect, ModelRequest};
+use pi_core::agent_session::{SessionMachine, SessionStep};
+use pi_core::event::Event;
 use pi_core::model::{clamp_thinking_level, Model, ThinkingLevel};
-use pi_core::script::{mock_model, tool};
+use pi_core::script::mock_model;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{decided_as, entries_of, hook, requests, tool_finished, tool_run};
 
 #[path = "support/actions.rs"]
 mod actions;
-use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
+use actions::{answered, prompt, reasoner, started, tool_call_answer};
 
 fn session(model: Model) -> SessionMachine {
     session_with(model, [HookEvent::BeforeAgentStart, HookEvent::TurnEnd])
 }
 
 fn session_with(model: Model, handled: impl IntoIterator<Item = HookEvent>) -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            // As a run is built: the level clamped to the model.
-            thinking_level: clamp_thinking_level(&model, ThinkingLevel::Medium),
-            model,
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of(handled),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Default::default(),
-    )
-}
-
-fn tool_run(step: &SessionStep) -> CallId {
-    step.effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("a tool run")
+    // As a run is built: the level clamped to the model.
+    let level = clamp_thinking_level(&model, ThinkingLevel::Medium);
+    support::acting(model, level, handled)
 }
 
 fn text_answer() -> Value {
@@ -66,6 +42,17 @@ fn text_answer() -> Value {
 
 fn set_level(level: ThinkingLevel) -> HookAction {
     HookAction::SetThinkingLevel { level }
+}
+
+/// A run started at 2 whose first turn, answered at 3, called a tool that finished at 4:
+/// the step at its `turn_end` and the first turn's request.
+fn at_turn_end_after_a_tool(s: &mut SessionMachine) -> (SessionStep, ModelRequest) {
+    let call = prompt(s);
+    let step = s.step(2, started(call, vec![])).unwrap();
+    let (call, request) = requests(&step).remove(0);
+    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
+    let finished = tool_finished(tool_run(&step.effects), "v");
+    (s.step(4, finished).unwrap(), request)
 }
 
 /// The event types of a step, with the level or name they carry.
@@ -82,22 +69,6 @@ fn events(step: &SessionStep) -> Vec<String> {
                 }
                 _ => kind,
             }
-        })
-        .collect()
-}
-
-/// The entries of `kind` written after the session's start, without ids and times.
-fn entries(s: &SessionMachine, kind: &str) -> Vec<Value> {
-    s.tree()
-        .entries()
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .filter(|e| e["type"] == kind)
-        .map(|mut e| {
-            for key in ["id", "parentId", "timestamp"] {
-                e.as_object_mut().unwrap().remove(key);
-            }
-            e
         })
         .collect()
 }
@@ -129,11 +100,11 @@ fn a_level_and_a_name_asked_before_the_run_are_written_before_it_starts_and_sent
         ]
     );
     assert_eq!(
-        entries(&s, "thinking_level_change"),
+        entries_of(&s, "thinking_level_change"),
         vec![json!({"type": "thinking_level_change", "thinkingLevel": "high"})]
     );
     assert_eq!(
-        entries(&s, "session_info"),
+        entries_of(&s, "session_info"),
         vec![json!({"type": "session_info", "name": "Reading it"})],
         "Pi's name: line breaks one space, trimmed"
     );
@@ -147,30 +118,14 @@ fn a_level_and_a_name_asked_before_the_run_are_written_before_it_starts_and_sent
 #[test]
 fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next_turn() {
     let mut s = session(reasoner());
-    let call = prompt(&mut s);
-    let step = s.step(2, started(call, vec![])).unwrap();
-    let (call, request) = requests(&step).remove(0);
+    let (step, request) = at_turn_end_after_a_tool(&mut s);
     assert_eq!(request.reasoning, Some(ThinkingLevel::Medium));
-    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run(&step),
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
-    let turn_end = hook(&step);
     // `xhigh` is beyond this model: clamped to `high`, a change; `low` another.
     let step = s
         .step(
             5,
-            decided(
-                turn_end,
+            decided_as(
+                hook(&step),
                 HookDecision::Done,
                 vec![
                     set_level(ThinkingLevel::Xhigh),
@@ -190,7 +145,7 @@ fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next
         "a level already in force is neither written nor announced"
     );
     assert_eq!(
-        entries(&s, "thinking_level_change"),
+        entries_of(&s, "thinking_level_change"),
         vec![
             json!({"type": "thinking_level_change", "thinkingLevel": "high"}),
             json!({"type": "thinking_level_change", "thinkingLevel": "low"}),
@@ -200,7 +155,7 @@ fn a_level_asked_at_a_turn_end_is_clamped_written_before_it_and_sent_by_the_next
     assert_eq!(request.reasoning, Some(ThinkingLevel::Low), "the next turn");
     let step = s.step(6, answered(call, text_answer())).unwrap();
     let step = s
-        .step(7, decided(hook(&step), HookDecision::Done, vec![]))
+        .step(7, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     assert!(events(&step).contains(&"agent_settled".to_owned()));
     assert_eq!(s.agent().thinking_level(), ThinkingLevel::Low);
@@ -214,7 +169,7 @@ fn a_level_a_model_without_reasoning_cannot_use_changes_nothing() {
         .step(2, started(call, vec![set_level(ThinkingLevel::High)]))
         .unwrap();
     assert_eq!(events(&step)[0], "agent_start");
-    assert!(entries(&s, "thinking_level_change").is_empty());
+    assert!(entries_of(&s, "thinking_level_change").is_empty());
     assert_eq!(requests(&step)[0].1.reasoning, None);
 }
 
@@ -225,7 +180,7 @@ fn a_label_is_written_on_an_entry_the_session_holds_and_cleared_without_one() {
     let step = s.step(2, started(call, vec![])).unwrap();
     let (call, _) = requests(&step).remove(0);
     let step = s.step(3, answered(call, text_answer())).unwrap();
-    s.step(4, decided(hook(&step), HookDecision::Done, vec![]))
+    s.step(4, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     let target = s.tree().entries()[0].id().to_owned();
     let call = prompt(&mut s);
@@ -252,7 +207,7 @@ fn a_label_is_written_on_an_entry_the_session_holds_and_cleared_without_one() {
         )
         .unwrap();
     assert_eq!(
-        entries(&s, "label"),
+        entries_of(&s, "label"),
         vec![
             json!({"type": "label", "targetId": target, "label": "start"}),
             json!({"type": "label", "targetId": target}),
@@ -283,26 +238,11 @@ fn last_text(request: &ModelRequest) -> Value {
 #[test]
 fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() {
     let mut s = session(reasoner());
-    let call = prompt(&mut s);
-    let step = s.step(2, started(call, vec![])).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run(&step),
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let (step, _) = at_turn_end_after_a_tool(&mut s);
     let step = s
         .step(
             5,
-            decided(
+            decided_as(
                 hook(&step),
                 HookDecision::Done,
                 vec![
@@ -340,7 +280,7 @@ fn user_messages_sent_while_streaming_are_queued_and_answered_in_the_same_run() 
     );
     let step = s.step(6, answered(call, text_answer())).unwrap();
     let step = s
-        .step(7, decided(hook(&step), HookDecision::Done, vec![]))
+        .step(7, decided_as(hook(&step), HookDecision::Done, vec![]))
         .unwrap();
     let (_, request) = requests(&step).remove(0);
     assert_eq!(
@@ -373,24 +313,17 @@ fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on(
             HookEvent::Input,
         ],
     );
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "What does it say?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(1, support::prompt("What does it say?")).unwrap();
     let decision = HookDecision::Input(InputAction::Continue);
-    let step = s.step(1, decided(hook(&step), decision, vec![])).unwrap();
+    let step = s
+        .step(1, decided_as(hook(&step), decision, vec![]))
+        .unwrap();
     let step = s.step(2, started(hook(&step), vec![])).unwrap();
     let (call, _) = requests(&step).remove(0);
     let step = s.step(3, answered(call, text_answer())).unwrap();
     let asked = vec![user_message(json!("Then say goodbye."), Some("followUp"))];
     let step = s
-        .step(4, decided(hook(&step), HookDecision::Done, asked))
+        .step(4, decided_as(hook(&step), HookDecision::Done, asked))
         .unwrap();
     assert!(events(&step).is_empty(), "{:?}", events(&step));
     let input = step
@@ -411,7 +344,7 @@ fn a_user_message_goes_through_the_input_handlers_before_the_hook_point_goes_on(
         text: "[marked] Then say goodbye.".into(),
         images: None,
     });
-    let step = s.step(5, decided(input.0, transform, vec![])).unwrap();
+    let step = s.step(5, decided_as(input.0, transform, vec![])).unwrap();
     assert_eq!(
         events(&step)[..3],
         ["queue_update", "turn_end", "turn_start"],

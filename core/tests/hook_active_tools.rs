@@ -9,10 +9,9 @@
 
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent};
 use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep, ToolLoadout};
-use pi_core::event::ToolResult;
-use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock};
+use pi_core::message::{AgentMessage, AssistantMessage};
 use pi_core::script::mock_model;
 use pi_core::system_prompt::{build_system_prompt_sections, SystemPromptInputs};
 use pi_core::tools::definitions::builtin_tool;
@@ -212,18 +211,7 @@ fn tools_set_at_a_turn_end_are_declared_by_the_runs_next_turn_with_a_system_patc
         Effect::RunTool { call, .. } => Some(*call),
         _ => None,
     });
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: run[0],
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("a")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let step = s.step(4, support::tool_finished(run[0], "a")).unwrap();
     let turn_end = hook(&step);
     let step = s
         .step(5, decided(turn_end, HookDecision::Done, &["grep", "read"]))

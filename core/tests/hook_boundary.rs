@@ -7,14 +7,14 @@
 
 use pi_core::agent::boundary::BoundaryDraft;
 use pi_core::agent::hooks::{HookDecision, HookEvent, HookPayload};
-use pi_core::agent_session::SessionMachine;
+use pi_core::agent_session::{SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::UserContent;
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{answered, decided_as, done, hooks, kinds, prompt, requests};
+use support::{answered, decided_as, done, hooks, kinds, prompt, prompted_and_answered, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, vec![], &[], CompactionSettings::default())
@@ -36,19 +36,98 @@ fn boundary(entries: Vec<BoundaryDraft>, continue_run: bool) -> HookDecision {
     }
 }
 
+/// A compaction draft with no usage.
+fn compaction(
+    summary: &str,
+    first_kept_entry_id: Option<String>,
+    details: Option<Value>,
+) -> BoundaryDraft {
+    BoundaryDraft::Compaction {
+        summary: summary.into(),
+        first_kept_entry_id,
+        details,
+        usage: None,
+    }
+}
+
+/// A session whose extensions handle `handled`, its prompt "hi" answered "First.": the
+/// session and the step the answer made.
+fn answered_first(handled: &[HookEvent]) -> (SessionMachine, SessionStep) {
+    let mut s = session(handled);
+    let step = prompted_and_answered(&mut s, 1, "hi", "First.");
+    (s, step)
+}
+
+/// At `now`, the one hook point `step` asked for decides a boundary of `entries`.
+fn decide(
+    s: &mut SessionMachine,
+    now: u64,
+    step: &SessionStep,
+    entries: Vec<BoundaryDraft>,
+    continue_run: bool,
+) -> SessionStep {
+    let decision = boundary(entries, continue_run);
+    s.step(now, decided_as(support::hook(step), decision, vec![]))
+        .unwrap()
+}
+
+/// Whether `step` settled the agent.
+fn settled(step: &SessionStep) -> bool {
+    kinds(step).contains(&"agent_settled".to_owned())
+}
+
+/// The step's events as JSON.
+fn events(step: &SessionStep) -> Vec<Value> {
+    step.events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
+}
+
+/// The `agent_end` event of `step`.
+fn agent_end(step: &SessionStep) -> Value {
+    events(step)
+        .into_iter()
+        .find(|e| e["type"] == "agent_end")
+        .unwrap()
+}
+
+/// The roles of a JSON array of messages.
+fn roles(messages: &Value) -> Vec<String> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The id of the first entry on the session's branch holding a message of `role`.
+fn first_of_role(s: &SessionMachine, role: &str) -> String {
+    s.tree()
+        .branch_path(None)
+        .iter()
+        .find(|e| e.message().is_some_and(|m| m.role() == role))
+        .map(|e| e.id().to_owned())
+        .unwrap()
+}
+
+/// The one boundary error `step` reports, which must come first.
+fn assert_boundary_error(step: &SessionStep, error: &str) {
+    let events = events(step);
+    assert_eq!(events[0]["type"], "extension_error");
+    assert_eq!(events[0]["extensionPath"], "<boundary>");
+    assert_eq!(events[0]["error"], error);
+}
+
 #[test]
 fn a_turn_end_boundary_writes_its_drafts_before_the_turn_ends_and_continues_the_run() {
-    let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
-    let turn_end = support::hook(&step);
+    let (mut s, step) = answered_first(&[HookEvent::TurnEnd]);
     let note = BoundaryDraft::Custom {
         custom_type: "note".into(),
         data: Some(json!({"turn": 0})),
     };
-    let decision = boundary(vec![note, reminder("Go on.")], true);
-    let step = s.step(3, decided_as(turn_end, decision, vec![])).unwrap();
+    let step = decide(&mut s, 3, &step, vec![note, reminder("Go on.")], true);
     // The entries come before `turn_end`, without message events; the run goes on with a
     // turn that sends the reminder, with no agent_end in between.
     assert_eq!(
@@ -62,57 +141,28 @@ fn a_turn_end_boundary_writes_its_drafts_before_the_turn_ends_and_continues_the_
     assert_eq!(last["content"][0]["text"], "Go on.");
     let step = s.step(4, answered(sent[0].0, "Second.")).unwrap();
     let step = s.step(5, done(support::hook(&step))).unwrap();
-    assert!(kinds(&step).contains(&"agent_settled".to_owned()));
+    assert!(settled(&step));
     // The run's own messages leave the boundary's message out.
-    let end = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .find(|e| e["type"] == "agent_end")
-        .unwrap();
-    let roles: Vec<&str> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert!(!roles.contains(&"custom"), "{roles:?}");
+    let roles = roles(&agent_end(&step)["messages"]);
+    assert!(!roles.contains(&"custom".to_owned()), "{roles:?}");
 }
 
 #[test]
 fn a_continuation_the_context_cannot_take_is_refused_with_pis_error() {
-    let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
-    let step = s
-        .step(
-            3,
-            decided_as(support::hook(&step), boundary(vec![], true), vec![]),
-        )
-        .unwrap();
-    let events: Vec<serde_json::Value> = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .collect();
-    assert_eq!(events[0]["type"], "extension_error");
-    assert_eq!(events[0]["extensionPath"], "<boundary>");
-    assert_eq!(
-        events[0]["error"],
-        "turn_end requested continuation without runnable model context"
+    let (mut s, step) = answered_first(&[HookEvent::TurnEnd]);
+    let step = decide(&mut s, 3, &step, vec![], true);
+    assert_boundary_error(
+        &step,
+        "turn_end requested continuation without runnable model context",
     );
     assert!(requests(&step).is_empty());
-    assert!(kinds(&step).contains(&"agent_settled".to_owned()));
+    assert!(settled(&step));
 }
 
 #[test]
 fn agent_before_settle_holds_the_settling_and_its_continuation_is_a_new_run() {
-    let mut s = session(&[HookEvent::AgentBeforeSettle]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
-    assert!(!kinds(&step).contains(&"agent_settled".to_owned()));
+    let (mut s, step) = answered_first(&[HookEvent::AgentBeforeSettle]);
+    assert!(!settled(&step));
     let asked = hooks(&step);
     assert_eq!(asked.len(), 1);
     assert_eq!(
@@ -122,8 +172,7 @@ fn agent_before_settle_holds_the_settling_and_its_continuation_is_a_new_run() {
         }
     );
     assert!(s.is_busy());
-    let decision = boundary(vec![reminder("Say more.")], true);
-    let step = s.step(3, decided_as(asked[0].0, decision, vec![])).unwrap();
+    let step = decide(&mut s, 3, &step, vec![reminder("Say more.")], true);
     assert_eq!(
         kinds(&step),
         ["entry_appended", "agent_start", "turn_start"]
@@ -149,7 +198,7 @@ fn an_aborted_run_settles_without_asking_agent_before_settle() {
         .step(3, support::answered_with(call, json!([]), "aborted"))
         .unwrap();
     assert!(hooks(&step).is_empty(), "{:?}", step.effects);
-    assert!(kinds(&step).contains(&"agent_settled".to_owned()));
+    assert!(settled(&step));
     assert!(!s.is_busy());
 }
 
@@ -160,30 +209,15 @@ fn last_entry(s: &SessionMachine, kind: &str) -> serde_json::Value {
     serde_json::to_value(entry).unwrap()
 }
 
-fn events(step: &pi_core::agent_session::SessionStep) -> Vec<serde_json::Value> {
-    step.events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_context_edit_draft_is_written_as_pi_writes_it_and_the_next_request_sends_the_edit() {
-    let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
+    let (mut s, step) = answered_first(&[HookEvent::TurnEnd]);
     let target = last_entry(&s, "message")["id"].as_str().unwrap().to_owned();
     let edit = BoundaryDraft::ContextEdit {
         target_id: target.clone(),
         replacement: Some(json!({"content": "Edited."})),
     };
-    let step = s
-        .step(
-            3,
-            decided_as(support::hook(&step), boundary(vec![edit], false), vec![]),
-        )
-        .unwrap();
+    let step = decide(&mut s, 3, &step, vec![edit], false);
     assert_eq!(
         kinds(&step),
         ["entry_appended", "turn_end", "agent_end", "agent_settled"]
@@ -197,10 +231,7 @@ fn a_context_edit_draft_is_written_as_pi_writes_it_and_the_next_request_sends_th
         json!({"content": [{"type": "text", "text": "Edited."}]})
     );
     // The run's own messages are what the loop made, the edit aside.
-    let end = events(&step)
-        .into_iter()
-        .find(|e| e["type"] == "agent_end")
-        .unwrap();
+    let end = agent_end(&step);
     assert_eq!(end["messages"][1]["content"][0]["text"], "First.");
     // The next request sends the edit.
     let step = s.step(4, prompt("again")).unwrap();
@@ -213,27 +244,14 @@ fn a_context_edit_draft_is_written_as_pi_writes_it_and_the_next_request_sends_th
 
 #[test]
 fn a_compaction_draft_is_written_from_the_hook_and_the_next_request_sends_its_summary() {
-    let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
+    let (mut s, step) = answered_first(&[HookEvent::TurnEnd]);
     let kept = last_entry(&s, "message")["id"].as_str().unwrap().to_owned();
-    let compaction = BoundaryDraft::Compaction {
-        summary: "They said hi.".into(),
-        first_kept_entry_id: Some(kept.clone()),
-        details: Some(json!({"by": "test"})),
-        usage: None,
-    };
-    let step = s
-        .step(
-            3,
-            decided_as(
-                support::hook(&step),
-                boundary(vec![compaction], false),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let draft = compaction(
+        "They said hi.",
+        Some(kept.clone()),
+        Some(json!({"by": "test"})),
+    );
+    let step = decide(&mut s, 3, &step, vec![draft], false);
     assert_eq!(
         kinds(&step),
         ["entry_appended", "turn_end", "agent_end", "agent_settled"]
@@ -263,44 +281,23 @@ fn a_compaction_draft_is_written_from_the_hook_and_the_next_request_sends_its_su
 
 #[test]
 fn a_compaction_draft_without_a_kept_entry_keeps_from_itself() {
-    let mut s = session(&[HookEvent::AgentBeforeSettle]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
-    let compaction = BoundaryDraft::Compaction {
-        summary: "All of it.".into(),
-        first_kept_entry_id: None,
-        details: None,
-        usage: None,
-    };
-    let step = s
-        .step(
-            3,
-            decided_as(
-                support::hook(&step),
-                boundary(vec![compaction], false),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let (mut s, step) = answered_first(&[HookEvent::AgentBeforeSettle]);
+    let step = decide(
+        &mut s,
+        3,
+        &step,
+        vec![compaction("All of it.", None, None)],
+        false,
+    );
     let entry = &events(&step)[0]["entry"];
     assert_eq!(entry["firstKeptEntryId"], entry["id"]);
-    assert!(kinds(&step).contains(&"agent_settled".to_owned()));
+    assert!(settled(&step));
 }
 
 #[test]
 fn an_invalid_draft_drops_them_all_with_pis_error() {
-    let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(2, answered(call, "First.")).unwrap();
-    let user = s
-        .tree()
-        .branch_path(None)
-        .iter()
-        .find(|e| e.message().is_some_and(|m| m.role() == "user"))
-        .map(|e| e.id().to_owned())
-        .unwrap();
+    let (mut s, step) = answered_first(&[HookEvent::TurnEnd]);
+    let user = first_of_role(&s, "user");
     let cases = [
         (
             json!({"content": 3}),
@@ -320,23 +317,8 @@ fn an_invalid_draft_drops_them_all_with_pis_error() {
         target_id: user,
         replacement: Some(cases[0].0.clone()),
     };
-    let step = s
-        .step(
-            3,
-            decided_as(
-                support::hook(&step),
-                boundary(vec![note, bad_shape, missing], false),
-                vec![],
-            ),
-        )
-        .unwrap();
-    let events = events(&step);
-    assert_eq!(events[0]["type"], "extension_error");
-    assert_eq!(events[0]["extensionPath"], "<boundary>");
-    assert_eq!(
-        events[0]["error"],
-        format!("Invalid boundary entries: {}", cases[0].1)
-    );
+    let step = decide(&mut s, 3, &step, vec![note, bad_shape, missing], false);
+    assert_boundary_error(&step, &format!("Invalid boundary entries: {}", cases[0].1));
     assert!(!kinds(&step).contains(&"entry_appended".to_owned()));
     assert!(s
         .tree()
@@ -354,82 +336,30 @@ fn a_compaction_mid_run_is_what_the_next_turn_sends_and_the_runs_own_messages_st
         &[],
         CompactionSettings::default(),
     );
-    let step = s.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 1, "hi");
     let calling =
         json!([{"type": "toolCall", "id": "c1", "name": "echo", "arguments": {"value": "one"}}]);
     let step = s
         .step(2, support::answered_with(call, calling, "toolUse"))
         .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            pi_core::agent::Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .unwrap();
-    let finished =
-        pi_core::agent_session::SessionInput::Answer(pi_core::agent::Input::ToolFinished {
-            call: run,
-            outcome: pi_core::agent::ToolOutcome::Ok(pi_core::event::ToolResult {
-                content: vec![pi_core::message::ContentBlock::text("one")],
-                ..Default::default()
-            }),
-        });
-    let step = s.step(3, finished).unwrap();
-    let kept = s
-        .tree()
-        .branch_path(None)
-        .iter()
-        .find(|e| e.message().is_some_and(|m| m.role() == "assistant"))
-        .map(|e| e.id().to_owned())
-        .unwrap();
-    let compaction = BoundaryDraft::Compaction {
-        summary: "They said hi.".into(),
-        first_kept_entry_id: Some(kept),
-        details: None,
-        usage: None,
-    };
-    let step = s
-        .step(
-            4,
-            decided_as(
-                support::hook(&step),
-                boundary(vec![compaction], false),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let run = support::tool_run(&step.effects);
+    let step = s.step(3, support::tool_finished(run, "one")).unwrap();
+    let kept = first_of_role(&s, "assistant");
+    let draft = compaction("They said hi.", Some(kept), None);
+    let step = decide(&mut s, 4, &step, vec![draft], false);
     assert_eq!(kinds(&step), ["entry_appended", "turn_end", "turn_start"]);
     let sent = requests(&step);
-    let roles: Vec<String> = sent[0]
-        .1
-        .messages
-        .iter()
-        .map(|m| {
-            serde_json::to_value(m).unwrap()["role"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult"]);
+    let sent_messages = serde_json::to_value(&sent[0].1.messages).unwrap();
+    assert_eq!(roles(&sent_messages), ["user", "assistant", "toolResult"]);
     let summary = serde_json::to_value(&sent[0].1.messages[0]).unwrap();
     assert!(summary.to_string().contains("They said hi."), "{summary}");
     let step = s.step(5, answered(sent[0].0, "Done.")).unwrap();
     let step = s.step(6, done(support::hook(&step))).unwrap();
-    let end = events(&step)
-        .into_iter()
-        .find(|e| e["type"] == "agent_end")
-        .unwrap();
-    let roles: Vec<&str> = end["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    let end = agent_end(&step);
+    assert_eq!(
+        roles(&end["messages"]),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
     assert_eq!(end["messages"][0]["content"][0]["text"], "hi");
 }
 

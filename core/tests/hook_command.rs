@@ -10,37 +10,27 @@
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input};
-use pi_core::agent_session::{
-    retry::RetrySettings, Reply, SessionConfig, SessionError, SessionInput, SessionMachine,
-    SessionRejection, SessionStep,
-};
-use pi_core::compaction::CompactionSettings;
+use pi_core::agent::{AgentConfig, Effect, Input};
+use pi_core::agent_session::{Reply, SessionError, SessionInput, SessionMachine, SessionRejection};
 use pi_core::event::{AgentEvent, Event, SessionEvent};
 use pi_core::resources::templates::PromptTemplate;
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
-use pi_core::session::ids::IdGenerator;
-use pi_core::session::tree::SessionTree;
 use serde_json::json;
 
+#[path = "support/session.rs"]
+mod support;
+use support::{hooks_json, prompt};
+
 fn session() -> SessionMachine {
-    let mut ids = IdGenerator::new(7);
-    let tree = SessionTree::new("/work", 0, &mut ids, None);
-    SessionMachine::new(SessionConfig {
-        agent: AgentConfig {
+    support::machine(
+        AgentConfig {
             model: mock_model(),
             // An `input` handler too: a command runs before it is asked.
             handled_hooks: HandledHooks::of([HookEvent::Input, HookEvent::Command]),
             ..AgentConfig::default()
         },
-        tree,
-        ids,
-        retry: RetrySettings::default(),
-        compaction: CompactionSettings::default(),
-        default_thinking_level: None,
-        model_thinking_levels: Default::default(),
-        resources: Resources {
+        Resources {
             skills: vec![],
             // A template of the command's name: the command wins.
             templates: vec![PromptTemplate {
@@ -54,27 +44,7 @@ fn session() -> SessionMachine {
             commands: vec!["note".into()],
             ..Resources::default()
         },
-    })
-}
-
-fn prompt(text: &str) -> SessionInput {
-    SessionInput::Prompt {
-        text: text.into(),
-        images: vec![],
-        streaming_behavior: None,
-    }
-}
-
-fn hooks(step: &SessionStep) -> Vec<(CallId, serde_json::Value)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect()
+    )
 }
 
 #[test]
@@ -83,7 +53,7 @@ fn a_command_runs_instead_of_a_prompt_and_its_actions_are_applied() {
     assert!(s.is_extension_command("/note the plan"));
     assert!(!s.is_extension_command("/notes"));
     let step = s.step(1, prompt("/note the plan")).unwrap();
-    let asked = hooks(&step);
+    let asked = hooks_json(&step);
     assert_eq!(
         asked.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>(),
         [json!({"type": "command", "name": "note", "args": "the plan", "idle": true})]
@@ -166,7 +136,7 @@ fn a_queued_command_is_refused_and_an_unknown_one_is_a_prompt() {
         "Extension command \"/note\" cannot be queued. Use prompt() or execute the command when not streaming."
     );
     let step = s.step(2, prompt("/other thing")).unwrap();
-    let asked = hooks(&step);
+    let asked = hooks_json(&step);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].1["type"], "input", "{:?}", asked);
 }

@@ -10,7 +10,7 @@ use pi_core::agent::hooks::{
     CommandAnswer, CommandAsk, HookAction, HookDecision, HookEvent, HookPayload, SuppliedSummary,
     TreeAnswer,
 };
-use pi_core::agent_session::{Reply, SessionInput, SessionMachine};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use serde_json::json;
 
@@ -24,12 +24,8 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
 
 /// One prompt answered: the answer's id.
 fn with_history(s: &mut SessionMachine) -> String {
-    let step = s.step(1, prompt("First prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(2, answered(call, "An answer.")).unwrap();
-    let step = s.step(3, prompt("Second prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(4, answered(call, "Another answer.")).unwrap();
+    support::prompted_and_answered(s, 1, "First prompt.", "An answer.");
+    support::prompted_and_answered(s, 3, "Second prompt.", "Another answer.");
     let branch = s.tree().branch_path(None);
     branch[1].id().to_owned()
 }
@@ -245,6 +241,13 @@ fn errors_reported_before_the_ask_are_the_commands_and_the_navigation_goes_on() 
     assert!(s.is_busy());
 }
 
+/// At 10, the command `/back`, its handlers deciding `decision` at 11: the step.
+fn back_decided(s: &mut SessionMachine, decision: HookDecision) -> SessionStep {
+    let step = s.step(10, prompt("/back")).unwrap();
+    let command = hooks(&step)[0].0;
+    s.step(11, decided_as(command, decision, vec![])).unwrap()
+}
+
 fn new_session(parent: &str) -> HookDecision {
     HookDecision::CommandAsked {
         run: 3,
@@ -259,11 +262,7 @@ fn new_session(parent: &str) -> HookDecision {
 fn a_commands_new_session_asks_session_before_switch_and_a_cancel_resumes_it() {
     let mut s = session(&[HookEvent::Command, HookEvent::SessionBeforeSwitch]);
     with_history(&mut s);
-    let step = s.step(10, prompt("/back")).unwrap();
-    let command = hooks(&step)[0].0;
-    let step = s
-        .step(11, decided_as(command, new_session("old.jsonl"), vec![]))
-        .unwrap();
+    let step = back_decided(&mut s, new_session("old.jsonl"));
     let asked = hooks(&step);
     assert!(
         matches!(&asked[..], [(_, HookPayload::SessionBeforeSwitch { reason, target_session_file: None })] if reason == "new"),
@@ -295,11 +294,7 @@ fn a_commands_new_session_asks_session_before_switch_and_a_cancel_resumes_it() {
 fn a_commands_new_session_let_go_on_leaves_the_session_for_the_front_end() {
     let mut s = session(&[HookEvent::Command, HookEvent::SessionBeforeSwitch]);
     with_history(&mut s);
-    let step = s.step(10, prompt("/back")).unwrap();
-    let command = hooks(&step)[0].0;
-    let step = s
-        .step(11, decided_as(command, new_session("old.jsonl"), vec![]))
-        .unwrap();
+    let step = back_decided(&mut s, new_session("old.jsonl"));
     let asked = hooks(&step)[0].0;
     let go_on = HookDecision::SessionBeforeReplace { cancel: false };
     let step = s.step(12, decided_as(asked, go_on, vec![])).unwrap();
@@ -398,13 +393,11 @@ fn a_commands_fork_and_switch_ask_pis_before_events_and_leave_the_session() {
     for (ask, event, expected) in cases {
         let mut s = session(&[HookEvent::Command, event]);
         with_history(&mut s);
-        let step = s.step(10, prompt("/back")).unwrap();
-        let command = hooks(&step)[0].0;
         let asking = HookDecision::CommandAsked {
             run: 5,
             ask: ask.clone(),
         };
-        let step = s.step(11, decided_as(command, asking, vec![])).unwrap();
+        let step = back_decided(&mut s, asking);
         let asked = hooks(&step);
         assert_eq!(asked.len(), 1, "{asked:?}");
         assert_eq!(asked[0].1, expected);
@@ -433,9 +426,7 @@ fn a_commands_reload_is_left_to_the_front_end_and_the_reload_tells_the_start_aga
         HookEvent::ResourcesDiscover,
     ]);
     with_history(&mut s);
-    let step = s.step(10, prompt("/back")).unwrap();
-    let command = hooks(&step)[0].0;
-    let step = s.step(11, decided_as(command, reload(), vec![])).unwrap();
+    let step = back_decided(&mut s, reload());
     let [Reply::CommandReplacing(carried)] = &step.replies[..] else {
         panic!("{:?}", step.replies)
     };
@@ -467,9 +458,7 @@ fn a_reloads_registrations_take_the_place_of_the_first_loads() {
         HookEvent::SessionStart,
         HookEvent::ResourcesDiscover,
     ]);
-    let step = s.step(10, prompt("/back")).unwrap();
-    let command = hooks(&step)[0].0;
-    s.step(11, decided_as(command, reload(), vec![])).unwrap();
+    back_decided(&mut s, reload());
     let reload = pi_core::agent_session::Reload {
         handled_hooks: pi_core::agent::hooks::HandledHooks::of([HookEvent::Command]),
         commands: vec!["other".into()],

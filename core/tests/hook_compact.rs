@@ -14,18 +14,19 @@
 use pi_core::agent::hooks::{
     HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
 };
-use pi_core::agent::{CallId, Effect, Input, StreamEvent, ToolOutcome};
+use pi_core::agent::{CallId, Effect, Input, StreamEvent};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::event::{CompactionReason, Event, SessionEvent, ToolResult};
-use pi_core::message::{AssistantMessage, ContentBlock};
+use pi_core::event::{CompactionReason, Event, SessionEvent};
+use pi_core::message::AssistantMessage;
 use pi_core::script::tool;
 use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
 use support::{
-    answered, answered_full, answered_with, decided_as, done, hook, kinds, manual, prompt, requests,
+    answered, answered_full, answered_with, decided_as, done, hook, kinds, manual, prompt,
+    prompted, prompted_and_answered, requests,
 };
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
@@ -65,12 +66,62 @@ fn summary_prompt(step: &SessionStep) -> String {
     last["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
-/// A session with one prompt answered and settled.
-fn with_history(s: &mut SessionMachine) {
-    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(2, answered(call, "First answer about alpha."))
-        .unwrap();
+/// Whether the summary request `step` sent asks to keep the names.
+fn keeps_the_names(step: &SessionStep) -> bool {
+    summary_prompt(step).ends_with("\n\nAdditional focus: keep the names")
+}
+
+/// Whether `step` settled the agent as aborted.
+fn settled_aborted(step: &SessionStep) -> bool {
+    step.events.iter().any(|e| {
+        matches!(
+            e,
+            Event::Session(SessionEvent::AgentSettled { aborted: true })
+        )
+    })
+}
+
+/// That `step` answered the compaction asked for as cancelled.
+fn assert_cancelled_reply(step: &SessionStep) {
+    assert!(
+        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled"),
+        "{:?}",
+        step.replies
+    );
+}
+
+/// An entry of `custom_type` with no data, appended by a handler.
+fn append(custom_type: &str) -> HookAction {
+    HookAction::AppendEntry {
+        custom_type: custom_type.into(),
+        data: None,
+    }
+}
+
+/// A session with one prompt answered (and settled, unless a handler holds it): the answer's
+/// step.
+fn with_history(s: &mut SessionMachine) -> SessionStep {
+    prompted_and_answered(
+        s,
+        1,
+        "First prompt about alpha.",
+        "First answer about alpha.",
+    )
+}
+
+/// A first prompt runs through its `turn_end` (and its `agent_settled` where `settled_handled`),
+/// then a second is answered: the step at the second's `turn_end`, one time unit a step (the
+/// next free time is 6, or 7 with `agent_settled` handled).
+fn at_second_turn_end(s: &mut SessionMachine, settled_handled: bool) -> SessionStep {
+    let step = with_history(s);
+    let step = s.step(3, done(hook(&step))).unwrap();
+    let now = if settled_handled {
+        s.step(4, done(hook(&step))).unwrap();
+        5
+    } else {
+        4
+    };
+    prompted_and_answered(s, now, "Second prompt.", "Second answer.")
 }
 
 #[test]
@@ -85,7 +136,7 @@ fn a_command_compacts_at_once_while_idle_with_its_instructions_and_answers_no_co
         "{:?}",
         step.replies
     );
-    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+    assert!(keeps_the_names(&step));
     let (call, _) = requests(&step).remove(0);
     let step = s.step(5, answered(call, "## Goal\nSquashed.")).unwrap();
     assert!(
@@ -106,15 +157,7 @@ fn a_command_compacts_at_once_while_idle_with_its_instructions_and_answers_no_co
 #[test]
 fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
     let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s
-        .step(2, answered(call, "First answer about alpha."))
-        .unwrap();
-    s.step(3, done(hook(&step))).unwrap();
-    let step = s.step(4, prompt("Second prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(5, answered(call, "Second answer.")).unwrap();
+    let step = at_second_turn_end(&mut s, false);
     let step = s.step(6, compact(hook(&step))).unwrap();
     let kinds = kinds(&step);
     let settled = kinds.iter().position(|k| k == "agent_settled");
@@ -123,14 +166,8 @@ fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
         settled.is_some() && started == settled.map(|i| i + 1),
         "the run is heard to its end, then the compaction starts: {kinds:?}"
     );
-    assert!(
-        step.events.iter().any(|e| matches!(
-            e,
-            Event::Session(SessionEvent::AgentSettled { aborted: true })
-        )),
-        "settled as aborted"
-    );
-    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+    assert!(settled_aborted(&step), "settled as aborted");
+    assert!(keeps_the_names(&step));
     assert!(step.replies.is_empty(), "{:?}", step.replies);
 }
 
@@ -140,16 +177,7 @@ fn a_turn_end_handler_compacts_after_the_aborted_run_settles() {
 #[test]
 fn an_asked_compaction_waits_for_the_agent_settled_handlers_and_event() {
     let mut s = session(&[HookEvent::TurnEnd, HookEvent::AgentSettled]);
-    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s
-        .step(2, answered(call, "First answer about alpha."))
-        .unwrap();
-    let step = s.step(3, done(hook(&step))).unwrap();
-    s.step(4, done(hook(&step))).unwrap();
-    let step = s.step(5, prompt("Second prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(6, answered(call, "Second answer.")).unwrap();
+    let step = at_second_turn_end(&mut s, true);
     let step = s.step(7, compact(hook(&step))).unwrap();
     let (settled, payload) = hook_payload(&step);
     assert!(
@@ -163,7 +191,7 @@ fn an_asked_compaction_waits_for_the_agent_settled_handlers_and_event() {
     );
     let step = s.step(8, done(settled)).unwrap();
     assert_eq!(kinds(&step)[..2], ["agent_settled", "compaction_start"]);
-    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+    assert!(keeps_the_names(&step));
 }
 
 /// A `turn_end` after tool results, whose run would go on: the compaction's abort comes before
@@ -172,33 +200,14 @@ fn an_asked_compaction_waits_for_the_agent_settled_handlers_and_event() {
 #[test]
 fn a_turn_end_handler_compacting_mid_run_sends_no_request_for_the_next_turn() {
     let mut s = session(&[HookEvent::TurnEnd]);
-    let step = s.step(1, prompt("Call echo.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = prompted(&mut s, 1, "Call echo.");
     let call_echo = json!([{"type": "toolCall", "id": "call_1", "name": "echo",
         "arguments": {"value": "v"}}]);
     let step = s
         .step(2, answered_with(call, call_echo, "toolUse"))
         .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("the tool runs");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::ToolFinished {
-                call: run,
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let run = support::tool_run(&step.effects);
+    let step = s.step(3, support::tool_finished(run, "v")).unwrap();
     let step = s.step(4, compact(hook(&step))).unwrap();
     assert!(
         !step
@@ -216,14 +225,11 @@ fn a_turn_end_handler_compacting_mid_run_sends_no_request_for_the_next_turn() {
     );
     let step = s.step(5, done(hook(&step))).unwrap();
     assert!(
-        step.events.iter().any(|e| matches!(
-            e,
-            Event::Session(SessionEvent::AgentSettled { aborted: true })
-        )),
+        settled_aborted(&step),
         "settled as aborted: {:?}",
         kinds(&step)
     );
-    assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: keep the names"));
+    assert!(keeps_the_names(&step));
 }
 
 /// The payload of the one hook point `step` asked for.
@@ -242,6 +248,26 @@ fn hook_payload(step: &SessionStep) -> (CallId, HookPayload) {
 
 fn before_compact(cancel: bool, compaction: Option<SuppliedCompaction>) -> HookDecision {
     HookDecision::SessionBeforeCompact { cancel, compaction }
+}
+
+/// The `session_before_compact` point `step` asked for: its call and preparation.
+fn before_compact_asked(step: &SessionStep) -> (CallId, Value) {
+    let (call, payload) = hook_payload(step);
+    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
+        panic!("{payload:?}")
+    };
+    (call, preparation)
+}
+
+/// `session_before_compact` point `call` supplies the extension's compaction, keeping from
+/// where `preparation` would.
+fn supplying(call: CallId, preparation: &Value) -> SessionInput {
+    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap();
+    decided_as(
+        call,
+        before_compact(false, Some(supplied(first_kept))),
+        vec![],
+    )
 }
 
 fn supplied(first_kept_entry_id: &str) -> SuppliedCompaction {
@@ -274,10 +300,22 @@ fn compaction_end(step: &SessionStep) -> Option<(Option<String>, bool, bool)> {
 /// A session with two prompts answered, so that a compaction has something to summarise.
 fn with_two_turns(s: &mut SessionMachine) {
     with_history(s);
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(4, answered(call, "Second answer about beta."))
-        .unwrap();
+    prompted_and_answered(
+        s,
+        3,
+        "Second prompt about beta.",
+        "Second answer about beta.",
+    );
+}
+
+/// After two turns, a manual compaction with `instructions` whose `session_before_compact`
+/// handlers `cancel` it or not, supplying nothing: the step of their decision.
+fn manual_decided(s: &mut SessionMachine, instructions: &str, cancel: bool) -> SessionStep {
+    with_two_turns(s);
+    let step = s.step(5, manual(instructions)).unwrap();
+    let decision = before_compact(cancel, None);
+    s.step(6, decided_as(hook(&step), decision, vec![]))
+        .unwrap()
 }
 
 #[test]
@@ -307,14 +345,7 @@ fn a_manual_compaction_waits_for_session_before_compact_and_a_cancel_ends_it_abo
     let step = s
         .step(
             6,
-            decided_as(
-                call,
-                before_compact(true, None),
-                vec![HookAction::AppendEntry {
-                    custom_type: "seen".into(),
-                    data: None,
-                }],
-            ),
+            decided_as(call, before_compact(true, None), vec![append("seen")]),
         )
         .unwrap();
     assert!(
@@ -323,11 +354,7 @@ fn a_manual_compaction_waits_for_session_before_compact_and_a_cancel_ends_it_abo
     );
     assert_eq!(kinds(&step), ["entry_appended", "compaction_end"]);
     assert_eq!(compaction_end(&step), Some((None, true, false)));
-    assert!(
-        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled"),
-        "{:?}",
-        step.replies
-    );
+    assert_cancelled_reply(&step);
 }
 
 #[test]
@@ -335,21 +362,8 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
     let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
     with_two_turns(&mut s);
     let step = s.step(5, manual("mine")).unwrap();
-    let (call, payload) = hook_payload(&step);
-    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
-        panic!()
-    };
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
-    let step = s
-        .step(
-            6,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let (call, preparation) = before_compact_asked(&step);
+    let step = s.step(6, supplying(call, &preparation)).unwrap();
     assert!(requests(&step).is_empty(), "no summary request");
     assert!(
         kinds(&step).is_empty(),
@@ -375,14 +389,7 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
     let step = s
         .step(
             8,
-            decided_as(
-                call,
-                HookDecision::Done,
-                vec![HookAction::AppendEntry {
-                    custom_type: "compacted".into(),
-                    data: None,
-                }],
-            ),
+            decided_as(call, HookDecision::Done, vec![append("compacted")]),
         )
         .unwrap();
     assert_eq!(kinds(&step), ["entry_appended", "compaction_end"]);
@@ -401,14 +408,7 @@ fn a_supplied_compaction_is_written_without_a_summary_request_then_session_compa
 fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is_not_from_an_extension(
 ) {
     let mut s = session(&[HookEvent::SessionBeforeCompact, HookEvent::SessionCompact]);
-    with_two_turns(&mut s);
-    let step = s.step(5, manual("model")).unwrap();
-    let step = s
-        .step(
-            6,
-            decided_as(hook(&step), before_compact(false, None), vec![]),
-        )
-        .unwrap();
+    let step = manual_decided(&mut s, "model", false);
     assert!(summary_prompt(&step).ends_with("\n\nAdditional focus: model"));
     let (call, _) = requests(&step).remove(0);
     let mut step = s.step(7, answered(call, "## Goal\nModel.")).unwrap();
@@ -433,8 +433,7 @@ fn a_model_summary_is_asked_when_no_handler_cancels_or_supplies_and_its_entry_is
 fn a_threshold_compaction_takes_the_supplied_compaction() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_history(&mut s);
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 3, "Second prompt about beta.");
     let step = s.step(4, answered_full(call)).unwrap();
     let (call, payload) = hook_payload(&step);
     let HookPayload::SessionBeforeCompact {
@@ -451,17 +450,7 @@ fn a_threshold_compaction_takes_the_supplied_compaction() {
         (reason, will_retry, custom_instructions),
         (CompactionReason::Threshold, false, None)
     );
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
-    let step = s
-        .step(
-            5,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = s.step(5, supplying(call, &preparation)).unwrap();
     assert!(requests(&step).is_empty(), "no summary request");
     assert_eq!(
         compaction_end(&step),
@@ -474,8 +463,7 @@ fn a_threshold_compaction_takes_the_supplied_compaction() {
 fn an_overflow_compaction_cancelled_by_an_extension_is_not_retried() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_history(&mut s);
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 3, "Second prompt about beta.");
     let message: AssistantMessage = serde_json::from_value(json!({"role": "assistant",
         "content": [], "api": "openai-completions", "provider": "mock", "model": "mock-model",
         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
@@ -519,23 +507,10 @@ fn an_abort_while_the_handlers_decide_ends_the_compaction_aborted_once_they_ran(
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
     with_two_turns(&mut s);
     let step = s.step(5, manual("mine")).unwrap();
-    let (call, payload) = hook_payload(&step);
-    let HookPayload::SessionBeforeCompact { preparation, .. } = payload else {
-        panic!()
-    };
-    let first_kept = preparation["firstKeptEntryId"].as_str().unwrap().to_owned();
+    let (call, preparation) = before_compact_asked(&step);
     let step = s.step(6, SessionInput::Abort).unwrap();
     assert_eq!(compaction_end(&step), None, "the handlers are awaited");
-    let step = s
-        .step(
-            7,
-            decided_as(
-                call,
-                before_compact(false, Some(supplied(&first_kept))),
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = s.step(7, supplying(call, &preparation)).unwrap();
     assert_eq!(compaction_end(&step), Some((None, true, false)));
 }
 
@@ -571,18 +546,7 @@ fn the_end_of_a_compaction_asked_with_callbacks_reaches_the_host_after_compactio
     assert_eq!((callback, error), (7, None));
     assert!(result.unwrap().summary.ends_with("## Goal\nSquashed."));
     assert!(s.is_busy(), "the callbacks' actions are waited for");
-    let step = s
-        .step(
-            6,
-            decided(
-                call,
-                vec![HookAction::AppendEntry {
-                    custom_type: "compacted".into(),
-                    data: None,
-                }],
-            ),
-        )
-        .unwrap();
+    let step = s.step(6, decided(call, vec![append("compacted")])).unwrap();
     assert_eq!(kinds(&step), ["entry_appended"]);
     assert!(!s.is_busy());
 }
@@ -625,14 +589,7 @@ fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_an
         HookEvent::SessionBeforeCompact,
         HookEvent::SessionCompactFailed,
     ]);
-    with_two_turns(&mut s);
-    let step = s.step(5, manual("cancel")).unwrap();
-    let step = s
-        .step(
-            6,
-            decided_as(hook(&step), before_compact(true, None), vec![]),
-        )
-        .unwrap();
+    let step = manual_decided(&mut s, "cancel", true);
     assert_eq!(compaction_end(&step), Some((None, true, false)));
     assert!(step.replies.is_empty(), "answered once the handlers ran");
     let (call, payload) = hook_payload(&step);
@@ -647,11 +604,7 @@ fn session_compact_failed_runs_after_compaction_end_and_before_the_compact_is_an
         }
     );
     let step = s.step(7, done(call)).unwrap();
-    assert!(
-        matches!(&step.replies[..], [Reply::Compacted(_, Err(e))] if e == "Compaction cancelled"),
-        "{:?}",
-        step.replies
-    );
+    assert_cancelled_reply(&step);
 }
 
 #[test]
@@ -687,16 +640,7 @@ fn session_compact_failed_hears_a_compaction_that_cannot_run_with_pis_error() {
 #[test]
 fn two_asked_compactions_each_run_and_call_back_the_later_asked_while_idle_first() {
     let mut s = session(&[HookEvent::TurnEnd, HookEvent::AgentSettled]);
-    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s
-        .step(2, answered(call, "First answer about alpha."))
-        .unwrap();
-    let step = s.step(3, done(hook(&step))).unwrap();
-    s.step(4, done(hook(&step))).unwrap();
-    let step = s.step(5, prompt("Second prompt.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    let step = s.step(6, answered(call, "Second answer.")).unwrap();
+    let step = at_second_turn_end(&mut s, true);
     let step = s.step(7, compact_calling_back(hook(&step), 1)).unwrap();
     let step = s.step(8, compact_calling_back(hook(&step), 2)).unwrap();
     assert_eq!(kinds(&step)[..2], ["agent_settled", "compaction_start"]);
@@ -718,11 +662,9 @@ fn two_asked_compactions_each_run_and_call_back_the_later_asked_while_idle_first
         ),
         "{payload:?}"
     );
-    let appended = HookAction::AppendEntry {
-        custom_type: "on_complete".into(),
-        data: None,
-    };
-    let step = s.step(now, decided(call, vec![appended])).unwrap();
+    let step = s
+        .step(now, decided(call, vec![append("on_complete")]))
+        .unwrap();
     let (_, payload) = hook_payload(&step);
     assert_eq!(
         payload,

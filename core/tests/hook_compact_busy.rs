@@ -79,9 +79,7 @@ fn with_two_turns(s: &mut SessionMachine) {
         (1, "First prompt about alpha."),
         (3, "Second prompt about beta."),
     ] {
-        let step = s.step(at, prompt(text)).unwrap();
-        let (call, _) = requests(&step).remove(0);
-        s.step(at + 1, answered(call, "An answer.")).unwrap();
+        support::prompted_and_answered(s, at, text, "An answer.");
     }
 }
 
@@ -126,11 +124,8 @@ fn a_compact_while_an_automatic_compactions_failed_handlers_run_starts_after_the
         HookEvent::SessionBeforeCompact,
         HookEvent::SessionCompactFailed,
     ]);
-    let step = s.step(1, prompt("First prompt about alpha.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
-    s.step(2, answered(call, "An answer.")).unwrap();
-    let step = s.step(3, prompt("Second prompt about beta.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    support::prompted_and_answered(&mut s, 1, "First prompt about alpha.", "An answer.");
+    let call = support::prompted(&mut s, 3, "Second prompt about beta.");
     let step = s.step(4, answered_full(call)).unwrap();
     let step = s
         .step(5, decided_as(hook(&step), cancel(), vec![]))
@@ -274,8 +269,7 @@ fn an_abort_while_session_before_compact_runs_cancels_its_hook_point() {
 #[test]
 fn the_preparations_file_operations_keep_the_order_they_were_touched() {
     let mut s = session(&[HookEvent::SessionBeforeCompact]);
-    let step = s.step(1, prompt("Read the files.")).unwrap();
-    let (call, _) = requests(&step).remove(0);
+    let call = support::prompted(&mut s, 1, "Read the files.");
     let calls = json!([
         {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "zeta.txt"}},
         {"type": "toolCall", "id": "c2", "name": "write", "arguments": {"path": "new.txt", "content": ""}},

@@ -6,12 +6,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload};
-use pi_core::agent::{
-    AgentConfig, AgentMachine, CallId, Effect, Input, ModelRequest, Prompt, Step, StreamEvent,
-};
+use pi_core::agent::{AgentConfig, AgentMachine, CallId, Input, Prompt, StreamEvent};
 use pi_core::message::{AgentMessage, AssistantMessage, StopReason, UserMessage};
 use pi_core::script::mock_model;
 use serde_json::{json, Value};
+
+#[path = "support/agent.rs"]
+mod support;
+use support::{hooks, requests};
 
 fn machine(handled: HandledHooks) -> AgentMachine {
     let mut sections = serde_json::Map::new();
@@ -22,26 +24,6 @@ fn machine(handled: HandledHooks) -> AgentMachine {
         handled_hooks: handled,
         ..AgentConfig::default()
     })
-}
-
-fn requests(step: &Step) -> Vec<(CallId, ModelRequest)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, request } => Some((*call, request.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn decided(call: CallId, messages: Option<Vec<AgentMessage>>) -> Input {

@@ -13,7 +13,7 @@ use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
 };
-use pi_core::agent::{AgentConfig, Effect, Input};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input};
 use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::AgentMessage;
@@ -23,7 +23,7 @@ use serde_json::json;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{decided_as, hook, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::machine(
@@ -44,28 +44,10 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
 
 /// Runs `/go` and answers its run with `actions`: the step of the answer.
 fn command(s: &mut SessionMachine, actions: Vec<HookAction>) -> SessionStep {
-    let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "/go now".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
-    s.step(
-        2,
-        SessionInput::Answer(Input::HookDecided {
-            call: hook(&step),
-            outcome: HookOutcome {
-                decision: HookDecision::Done,
-                actions,
-                errors: vec![],
-            },
-        }),
-    )
-    .unwrap()
+    let step = s.step(1, support::prompt("/go now")).unwrap();
+    let decision = HookDecision::Done;
+    s.step(2, decided_as(hook(&step), decision, actions))
+        .unwrap()
 }
 
 fn user_message(text: &str) -> HookAction {
@@ -158,16 +140,7 @@ fn an_idle_user_messages_input_handlers_decide_before_the_command_is_answered() 
     let mut s = session(&[HookEvent::Command, HookEvent::Input]);
     let step = command(&mut s, vec![user_message("Please go.")]);
     assert!(step.replies.is_empty(), "{:?}", step.replies);
-    let asked: Vec<(pi_core::agent::CallId, serde_json::Value)> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect();
+    let asked = support::hooks_json(&step);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0].1["type"], "input");
     assert_eq!(asked[0].1["text"], "Please go.");
@@ -238,26 +211,8 @@ fn a_custom_message_with_a_turn_starts_a_run_with_it_and_one_without_is_written(
     assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
     let (call, request) = requests(&step).remove(0);
     assert_eq!(request.messages.len(), 2, "both notes, as user text");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::Model {
-                call,
-                event: pi_core::agent::StreamEvent::Done {
-                    reason: pi_core::message::StopReason::Stop,
-                    message: Default::default(),
-                },
-            }),
-        )
-        .unwrap();
-    let ended = step
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
-            _ => None,
-        })
-        .expect("agent_end");
+    let step = support::stopped(&mut s, 3, call);
+    let ended = support::ended_messages(&step);
     assert!(
         matches!(ended.first(), Some(AgentMessage::Custom(c)) if c.custom_type == "note"),
         "the run starts with the message: {ended:?}"
@@ -290,24 +245,18 @@ fn a_custom_messages_run_asks_before_agent_start_with_the_message() {
     assert_eq!(payload["messageType"], "custom");
     assert_eq!(payload.get("prompt"), None);
     assert_eq!(payload["message"]["customType"], "note");
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call,
-                outcome: HookOutcome {
-                    decision: HookDecision::BeforeAgentStart {
-                        messages: vec![],
-                        system_prompt: None,
-                    },
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
+    let step = s.step(3, started_as_asked(call)).unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"custom\"".to_owned()], true));
     assert_eq!(requests(&step).len(), 1);
+}
+
+/// `before_agent_start` point `call` decided with nothing changed.
+fn started_as_asked(call: CallId) -> SessionInput {
+    let decision = HookDecision::BeforeAgentStart {
+        messages: vec![],
+        system_prompt: None,
+    };
+    decided_as(call, decision, vec![])
 }
 
 /// The customTypes of the entries a step announced (`entry_appended`).
@@ -343,21 +292,12 @@ fn actions_asked_after_an_idle_user_message_wait_for_its_input_decision() {
     assert!(appended(&step).is_empty());
     assert!(step.replies.is_empty());
     let decide = |s: &mut SessionMachine, call, at| {
-        s.step(
-            at,
-            SessionInput::Answer(Input::HookDecided {
-                call,
-                outcome: HookOutcome {
-                    decision: HookDecision::Input(pi_core::agent::hooks::InputAction::Continue),
-                    actions: vec![HookAction::AppendEntry {
-                        custom_type: "input".into(),
-                        data: None,
-                    }],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap()
+        let go_on = HookDecision::Input(pi_core::agent::hooks::InputAction::Continue);
+        let entry = HookAction::AppendEntry {
+            custom_type: "input".into(),
+            data: None,
+        };
+        s.step(at, decided_as(call, go_on, vec![entry])).unwrap()
     };
     let step = decide(&mut s, hook(&step), 3);
     assert_eq!(appended(&step), ["input"]);
@@ -388,34 +328,11 @@ fn runs_asked_beside_the_first_steer_it_or_are_refused() {
         (vec![], false),
         "waits for the decision"
     );
-    let step = s
-        .step(
-            3,
-            SessionInput::Answer(Input::HookDecided {
-                call: hook(&step),
-                outcome: HookOutcome {
-                    decision: HookDecision::BeforeAgentStart {
-                        messages: vec![],
-                        system_prompt: None,
-                    },
-                    actions: vec![],
-                    errors: vec![],
-                },
-            }),
-        )
-        .unwrap();
-    let kinds: Vec<String> = step
-        .events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .take(2)
-        .collect();
-    assert_eq!(kinds, ["extension_error", "agent_start"]);
+    let step = s.step(3, started_as_asked(hook(&step))).unwrap();
+    assert_eq!(
+        support::kinds(&step)[..2],
+        ["extension_error", "agent_start"]
+    );
     let error = serde_json::to_value(&step.events[0]).unwrap();
     assert_eq!(error["extensionPath"], "<runtime>");
     assert_eq!(error["event"], "send_user_message");
@@ -470,16 +387,7 @@ fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
         !s.prompt_meets_idle_runs("/go again"),
         "a command runs at once"
     );
-    let step = s
-        .step(
-            3,
-            SessionInput::Prompt {
-                text: "then what?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(3, support::prompt("then what?")).unwrap();
     assert_eq!(
         step.wake_at, None,
         "the run waits for the prompt's input handlers"
@@ -507,16 +415,7 @@ fn a_prompt_before_the_idle_run_wake_starts_the_run_and_is_refused() {
 fn a_prompt_before_the_idle_run_wake_without_input_handlers_is_refused_at_once() {
     let mut s = session(&[HookEvent::Command]);
     command(&mut s, vec![user_message("Please go.")]);
-    let step = s
-        .step(
-            2,
-            SessionInput::Prompt {
-                text: "then what?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
-        .unwrap();
+    let step = s.step(2, support::prompt("then what?")).unwrap();
     assert_eq!(ended_roles(&step), (vec!["\"user\"".to_owned()], true));
     assert!(
         matches!(step.replies[..], [Reply::BusyPrompt(Err(_))]),

@@ -9,13 +9,12 @@
 use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookError, HookEvent, HookOutcome, InputAction,
 };
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
+use pi_core::agent::{AgentConfig, CallId, Effect, Input};
 use pi_core::agent_session::{
     BusyAnswer, Reply, SessionError, SessionInput, SessionMachine, SessionRejection, SessionStep,
     StreamingBehavior,
 };
 use pi_core::event::{Event, SessionEvent};
-use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::resources::templates::PromptTemplate;
 use pi_core::resources::Resources;
 use pi_core::script::mock_model;
@@ -23,6 +22,7 @@ use serde_json::json;
 
 #[path = "support/session.rs"]
 mod support;
+use support::{prompt, stopped, transcript};
 
 fn resources() -> Resources {
     Resources {
@@ -50,14 +50,6 @@ fn session(handled: HandledHooks) -> SessionMachine {
     )
 }
 
-fn prompt(text: &str) -> SessionInput {
-    SessionInput::Prompt {
-        text: text.into(),
-        images: vec![],
-        streaming_behavior: None,
-    }
-}
-
 fn model_calls(step: &SessionStep) -> Vec<CallId> {
     step.effects
         .iter()
@@ -69,16 +61,7 @@ fn model_calls(step: &SessionStep) -> Vec<CallId> {
 }
 
 fn hook(step: &SessionStep) -> (CallId, serde_json::Value) {
-    let hooks: Vec<_> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect();
+    let hooks = support::hooks_json(step);
     assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
     hooks[0].clone()
 }
@@ -94,25 +77,9 @@ fn decided(call: CallId, action: InputAction, actions: Vec<HookAction>) -> Sessi
     })
 }
 
-fn finish(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
-    s.step(
-        now,
-        SessionInput::Answer(Input::Model {
-            call,
-            event: StreamEvent::Done {
-                reason: StopReason::Stop,
-                message: AssistantMessage::default(),
-            },
-        }),
-    )
-    .unwrap()
-}
-
 fn user_texts(s: &SessionMachine) -> Vec<serde_json::Value> {
-    s.agent()
-        .messages()
-        .iter()
-        .map(|m| serde_json::to_value(m).unwrap())
+    transcript(s)
+        .into_iter()
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].clone())
         .collect()
@@ -122,6 +89,38 @@ fn settled(step: &SessionStep) -> bool {
     step.events
         .iter()
         .any(|e| matches!(e, Event::Session(SessionEvent::AgentSettled { .. })))
+}
+
+/// The step's events by their `type`, as JSON.
+fn event_types(step: &SessionStep) -> Vec<serde_json::Value> {
+    step.events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
+        .collect()
+}
+
+/// A transform of the input to `text`, its images kept.
+fn transform(text: &str) -> InputAction {
+    InputAction::Transform {
+        text: text.into(),
+        images: None,
+    }
+}
+
+/// At `now`, input hook point `call` goes on with its input, nothing asked.
+fn go_on(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    s.step(now, decided(call, InputAction::Continue, vec![]))
+        .unwrap()
+}
+
+/// A session with an `input` handler, streaming the answer to "start" (its handlers went on
+/// at 2): the model call.
+fn streaming() -> (SessionMachine, CallId) {
+    let mut s = session(HandledHooks::of([HookEvent::Input]));
+    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
+    let step = go_on(&mut s, 2, call);
+    let model = model_calls(&step)[0];
+    (s, model)
 }
 
 #[test]
@@ -149,17 +148,7 @@ fn a_transform_changes_the_text_before_expansion() {
     );
     assert!(s.is_busy());
     let step = s
-        .step(
-            2,
-            decided(
-                call,
-                InputAction::Transform {
-                    text: "/greet moon".into(),
-                    images: None,
-                },
-                vec![],
-            ),
-        )
+        .step(2, decided(call, transform("/greet moon"), vec![]))
         .unwrap();
     let calls = model_calls(&step);
     assert_eq!(calls.len(), 1);
@@ -167,7 +156,7 @@ fn a_transform_changes_the_text_before_expansion() {
         user_texts(&s),
         vec![json!([{"type": "text", "text": "Hello moon"}])]
     );
-    let step = finish(&mut s, 3, calls[0]);
+    let step = stopped(&mut s, 3, calls[0]);
     assert!(settled(&step));
 }
 
@@ -175,9 +164,7 @@ fn a_transform_changes_the_text_before_expansion() {
 fn continue_expands_the_original_text() {
     let mut s = session(HandledHooks::of([HookEvent::Input]));
     let (call, _) = hook(&s.step(1, prompt("/greet world")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    let step = go_on(&mut s, 2, call);
     assert_eq!(model_calls(&step).len(), 1);
     assert_eq!(
         user_texts(&s),
@@ -207,24 +194,14 @@ fn a_handled_input_makes_no_message_no_run_and_no_settle() {
     assert!(s.agent().messages().is_empty());
     assert!(!s.is_busy());
     // What the handler asked for is still applied: Pi writes the entry at once.
-    let kinds: Vec<_> = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
-        .collect();
-    assert_eq!(kinds, vec![json!("entry_appended")]);
+    assert_eq!(event_types(&step), vec![json!("entry_appended")]);
     // The session takes the next prompt.
     assert!(s.step(3, prompt("again")).is_ok());
 }
 
 #[test]
 fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decision() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
-    let model = model_calls(&step)[0];
+    let (mut s, model) = streaming();
     let step = s
         .step(
             4,
@@ -242,11 +219,10 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
                "streamingBehavior": "steer"})
     );
     assert_eq!(s.queued_texts().0.len(), 0);
-    s.step(5, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    go_on(&mut s, 5, call);
     assert_eq!(s.queued_texts().0, ["Hello you".to_owned()]);
     // Steering is delivered before the next call, expanded.
-    let step = finish(&mut s, 6, model);
+    let step = stopped(&mut s, 6, model);
     assert_eq!(model_calls(&step).len(), 1);
     assert_eq!(
         user_texts(&s)[1],
@@ -259,10 +235,7 @@ fn a_queued_message_shows_its_streaming_behavior_and_is_expanded_after_the_decis
 /// a handler's `handled` answers it instead. Nothing is queued or sent either way.
 #[test]
 fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    s.step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
+    let (mut s, _) = streaming();
     let (call, payload) = hook(&s.step(3, prompt("/greet you")).unwrap());
     assert_eq!(
         payload,
@@ -288,12 +261,10 @@ fn a_prompt_while_streaming_without_a_behavior_is_refused_after_its_handlers() {
             }),
         )
         .unwrap();
-    let kinds: Vec<_> = step
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap()["type"].clone())
-        .collect();
-    assert_eq!(kinds, [json!("entry_appended"), json!("extension_error")]);
+    assert_eq!(
+        event_types(&step),
+        [json!("entry_appended"), json!("extension_error")]
+    );
     assert_eq!(
         step.replies,
         [Reply::BusyPrompt(Err(
@@ -341,18 +312,8 @@ fn a_follow_up_while_idle_goes_through_the_handlers_without_a_streaming_behavior
         payload,
         json!({"type": "input", "text": "/greet later", "source": "interactive"})
     );
-    s.step(
-        2,
-        decided(
-            call,
-            InputAction::Transform {
-                text: "/greet sooner".into(),
-                images: None,
-            },
-            vec![],
-        ),
-    )
-    .unwrap();
+    s.step(2, decided(call, transform("/greet sooner"), vec![]))
+        .unwrap();
     assert_eq!(s.queued_texts().1, ["Hello sooner".to_owned()]);
 }
 
@@ -383,17 +344,10 @@ fn a_decision_nobody_waits_for_is_refused() {
 /// `started`, and its run starts in the step after (so the answer goes out before `agent_start`).
 #[test]
 fn a_busy_prompt_whose_run_ended_while_its_handlers_decided_starts_a_run() {
-    let mut s = session(HandledHooks::of([HookEvent::Input]));
-    let (call, _) = hook(&s.step(1, prompt("start")).unwrap());
-    let step = s
-        .step(2, decided(call, InputAction::Continue, vec![]))
-        .unwrap();
-    let model = model_calls(&step)[0];
+    let (mut s, model) = streaming();
     let (busy, _) = hook(&s.step(3, prompt("/greet you")).unwrap());
-    assert!(settled(&finish(&mut s, 4, model)));
-    let step = s
-        .step(5, decided(busy, InputAction::Continue, vec![]))
-        .unwrap();
+    assert!(settled(&stopped(&mut s, 4, model)));
+    let step = go_on(&mut s, 5, busy);
     assert_eq!(step.replies, [Reply::BusyPrompt(Ok(BusyAnswer::Started))]);
     assert!(
         model_calls(&step).is_empty(),

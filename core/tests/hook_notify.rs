@@ -222,17 +222,10 @@ fn a_handled_event_and_what_followed_it_wait_for_the_handlers() {
     let mut s = session(&[HookEvent::MessageEnd]);
     let step = s.step(1, support::prompt("hi")).unwrap();
     // The user's message started; its end waits, and so does the request made after it.
-    let types: Vec<String> = step
-        .events
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert_eq!(types, ["agent_start", "turn_start", "message_start"]);
+    assert_eq!(
+        support::kinds(&step),
+        ["agent_start", "turn_start", "message_start"]
+    );
     assert!(support::requests(&step).is_empty());
     let call = support::hook(&step);
     let Some(Effect::Hook { payload, state, .. }) = step.effects.first() else {

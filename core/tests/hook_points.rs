@@ -19,6 +19,10 @@ use pi_core::message::{AssistantMessage, ContentBlock, StopReason, ToolCall};
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
 
+#[path = "support/agent.rs"]
+mod support;
+use support::{echo_calls, hooks};
+
 fn machine(handled: HandledHooks) -> AgentMachine {
     AgentMachine::new(AgentConfig {
         model: mock_model(),
@@ -41,36 +45,7 @@ fn model_call(step: &Step) -> CallId {
 /// Prompts, and answers the model with two calls of `echo`; the step after the answer.
 fn two_calls(m: &mut AgentMachine) -> Step {
     let call = model_call(&m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap());
-    let mut message = AssistantMessage::default();
-    for (id, value) in [("c1", "one"), ("c2", "two")] {
-        message.content.push(ContentBlock::ToolCall(ToolCall {
-            id: id.into(),
-            name: "echo".into(),
-            arguments: json!({ "value": value }),
-            ..Default::default()
-        }));
-    }
-    m.step(
-        2,
-        Input::Model {
-            call,
-            event: StreamEvent::Done {
-                reason: StopReason::ToolUse,
-                message,
-            },
-        },
-    )
-    .unwrap()
-}
-
-fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
+    echo_calls(m, 2, call, &[("c1", "one"), ("c2", "two")])
 }
 
 fn runs(step: &Step) -> Vec<(CallId, String, serde_json::Value)> {

@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
-use pi_core::agent::{Effect, ProviderHooked};
-use pi_core::agent_session::SessionInput;
+use pi_core::agent::{CallId, Effect, ProviderHooked};
+use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::session::entry::SessionEntry;
 use serde_json::{json, Map, Value};
@@ -24,9 +24,55 @@ fn headers(value: Value) -> Map<String, Value> {
     }
 }
 
+/// A session whose extensions handle `handled`, with Pi's default compaction settings.
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    hooked(handled, vec![], &[], CompactionSettings::default())
+}
+
+/// Hook point `call` decided the `headers`, the handlers having asked for `actions`.
+fn headers_decided(
+    call: CallId,
+    headers: Map<String, Value>,
+    actions: Vec<HookAction>,
+) -> SessionInput {
+    decided_as(
+        call,
+        HookDecision::BeforeProviderHeaders { headers },
+        actions,
+    )
+}
+
+/// Hook point `call` decided the body `payload`.
+fn body_decided(call: CallId, payload: Value) -> SessionInput {
+    decided_as(
+        call,
+        HookDecision::BeforeProviderRequest { payload },
+        vec![],
+    )
+}
+
+/// That `step` made one model call, carrying the decided `headers` and `payload`: its id.
+fn assert_one_call_carrying(
+    step: &SessionStep,
+    headers: Option<Map<String, Value>>,
+    payload: Option<Value>,
+) -> CallId {
+    let sent = requests(step);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].1.provider_hooked.as_deref(),
+        Some(&ProviderHooked {
+            headers,
+            payload,
+            ..ProviderHooked::default()
+        })
+    );
+    sent[0].0
+}
+
 #[test]
 fn without_handlers_the_call_goes_out_at_once_carrying_nothing() {
-    let mut m = hooked(&[], vec![], &[], CompactionSettings::default());
+    let mut m = session(&[]);
     let step = m.step(1, prompt("hi")).unwrap();
     let sent = requests(&step);
     assert_eq!(sent.len(), 1);
@@ -40,7 +86,7 @@ fn headers_then_body_are_asked_and_the_call_carries_both_decisions() {
         HookEvent::BeforeProviderHeaders,
         HookEvent::BeforeProviderRequest,
     ];
-    let mut m = hooked(&handled, vec![], &[], CompactionSettings::default());
+    let mut m = session(&handled);
     let step = m.step(1, prompt("hi")).unwrap();
     assert!(requests(&step).is_empty(), "the call waits for its hooks");
     let asked = hooks(&step);
@@ -65,16 +111,7 @@ fn headers_then_body_are_asked_and_the_call_carries_both_decisions() {
         data: Some(json!({"seen": true})),
     };
     let step = m
-        .step(
-            2,
-            decided_as(
-                asked[0].0,
-                HookDecision::BeforeProviderHeaders {
-                    headers: decided.clone(),
-                },
-                vec![entry],
-            ),
-        )
+        .step(2, headers_decided(asked[0].0, decided.clone(), vec![entry]))
         .unwrap();
     assert!(requests(&step).is_empty(), "the call waits for its body");
     let asked = hooks(&step);
@@ -100,30 +137,9 @@ fn headers_then_body_are_asked_and_the_call_carries_both_decisions() {
     );
 
     let body = json!({"model": "mock-model", "metadata": {"tag": "first+second"}});
-    let step = m
-        .step(
-            3,
-            decided_as(
-                asked[0].0,
-                HookDecision::BeforeProviderRequest {
-                    payload: body.clone(),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
-    let sent = requests(&step);
-    assert_eq!(sent.len(), 1);
-    assert_eq!(
-        sent[0].1.provider_hooked.as_deref(),
-        Some(&ProviderHooked {
-            headers: Some(decided),
-            payload: Some(body),
-            ..ProviderHooked::default()
-        })
-    );
-
-    let step = m.step(4, answered(sent[0].0, "done")).unwrap();
+    let step = m.step(3, body_decided(asked[0].0, body.clone())).unwrap();
+    let call = assert_one_call_carrying(&step, Some(decided), Some(body));
+    let step = m.step(4, answered(call, "done")).unwrap();
     assert!(kinds(&step).contains(&"agent_end".to_owned()));
     // The handlers' entry stands before the answer, as Pi appends it before the request.
     let types: Vec<&str> = m
@@ -141,29 +157,13 @@ fn headers_then_body_are_asked_and_the_call_carries_both_decisions() {
 
 #[test]
 fn only_the_body_is_asked_where_only_before_provider_request_is_handled() {
-    let mut m = hooked(
-        &[HookEvent::BeforeProviderRequest],
-        vec![],
-        &[],
-        CompactionSettings::default(),
-    );
+    let mut m = session(&[HookEvent::BeforeProviderRequest]);
     let step = m.step(1, prompt("hi")).unwrap();
     let asked = hooks(&step);
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].1.event(), HookEvent::BeforeProviderRequest);
     let body = json!({"model": "other"});
-    let step = m
-        .step(
-            2,
-            decided_as(
-                asked[0].0,
-                HookDecision::BeforeProviderRequest {
-                    payload: body.clone(),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = m.step(2, body_decided(asked[0].0, body.clone())).unwrap();
     let sent = requests(&step);
     assert_eq!(sent.len(), 1);
     let hooked = sent[0].1.provider_hooked.as_deref().unwrap();
@@ -173,26 +173,12 @@ fn only_the_body_is_asked_where_only_before_provider_request_is_handled() {
 
 #[test]
 fn an_abort_while_the_call_is_held_cancels_it_once_it_starts() {
-    let mut m = hooked(
-        &[HookEvent::BeforeProviderRequest],
-        vec![],
-        &[],
-        CompactionSettings::default(),
-    );
+    let mut m = session(&[HookEvent::BeforeProviderRequest]);
     let step = m.step(1, prompt("hi")).unwrap();
     let asked = hooks(&step);
     let step = m.step(2, SessionInput::Abort).unwrap();
     assert!(requests(&step).is_empty());
-    let step = m
-        .step(
-            3,
-            decided_as(
-                asked[0].0,
-                HookDecision::BeforeProviderRequest { payload: json!({}) },
-                vec![],
-            ),
-        )
-        .unwrap();
+    let step = m.step(3, body_decided(asked[0].0, json!({}))).unwrap();
     let calls: Vec<String> = step
         .effects
         .iter()
@@ -210,7 +196,7 @@ fn an_abort_while_the_call_is_held_cancels_it_once_it_starts() {
 }
 
 /// A session that went through one turn with both provider hooks handled, answered.
-fn after_a_turn() -> pi_core::agent_session::SessionMachine {
+fn after_a_turn() -> SessionMachine {
     let handled = [
         HookEvent::BeforeProviderHeaders,
         HookEvent::BeforeProviderRequest,
@@ -243,28 +229,10 @@ fn a_compaction_summary_asks_for_the_headers_only() {
     assert_eq!(asked[0].1.event(), HookEvent::BeforeProviderHeaders);
     let decided = headers(json!({"x-summary": "1"}));
     let step = m
-        .step(
-            7,
-            decided_as(
-                asked[0].0,
-                HookDecision::BeforeProviderHeaders {
-                    headers: decided.clone(),
-                },
-                vec![],
-            ),
-        )
+        .step(7, headers_decided(asked[0].0, decided.clone(), vec![]))
         .unwrap();
     assert!(hooks(&step).is_empty(), "no body is asked for a summary");
-    let sent = requests(&step);
-    assert_eq!(sent.len(), 1);
-    assert_eq!(
-        sent[0].1.provider_hooked.as_deref(),
-        Some(&ProviderHooked {
-            headers: Some(decided),
-            payload: None,
-            ..ProviderHooked::default()
-        })
-    );
+    assert_one_call_carrying(&step, Some(decided), None);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
-use pi_core::agent::{Input, Patch, ProviderHooked, StreamEvent};
+use pi_core::agent::{CallId, Input, ModelRequest, Patch, ProviderHooked, StreamEvent};
 use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::session::entry::SessionEntry;
@@ -17,14 +17,14 @@ use serde_json::{json, Map};
 mod support;
 use support::{answered, decided_as, hooked, hooks, kinds, prompt, requests};
 
-fn patch(call: pi_core::agent::CallId, patch: Patch) -> SessionInput {
+fn patch(call: CallId, patch: Patch) -> SessionInput {
     SessionInput::Answer(Input::Model {
         call,
         event: StreamEvent::Patch(patch),
     })
 }
 
-fn head(call: pi_core::agent::CallId) -> SessionInput {
+fn head(call: CallId) -> SessionInput {
     let mut headers = Map::new();
     headers.insert("content-type".into(), json!("text/event-stream"));
     patch(
@@ -56,16 +56,27 @@ fn entries(m: &SessionMachine) -> Vec<String> {
         .collect()
 }
 
+/// A session whose extensions handle `handled`, with Pi's default compaction settings.
+fn session(handled: &[HookEvent]) -> SessionMachine {
+    hooked(handled, vec![], &[], CompactionSettings::default())
+}
+
+/// At `now`, the prompt `text`: the step's first model call and its request.
+fn first_call(m: &mut SessionMachine, now: u64, text: &str) -> (CallId, ModelRequest) {
+    let step = m.step(now, prompt(text)).unwrap();
+    requests(&step)[0].clone()
+}
+
+/// That `request` asks for the provider reports `expected` says.
+fn assert_reports(request: &ModelRequest, expected: ProviderHooked) {
+    assert_eq!(request.provider_hooked.as_deref(), Some(&expected));
+}
+
 #[test]
 fn nobody_listening_the_request_asks_for_no_report() {
-    let mut m = hooked(
-        &[HookEvent::TurnEnd],
-        vec![],
-        &[],
-        CompactionSettings::default(),
-    );
-    let step = m.step(1, prompt("hi")).unwrap();
-    assert_eq!(requests(&step)[0].1.provider_hooked, None);
+    let mut m = session(&[HookEvent::TurnEnd]);
+    let (_, request) = first_call(&mut m, 1, "hi");
+    assert_eq!(request.provider_hooked, None);
 }
 
 #[test]
@@ -74,17 +85,17 @@ fn the_head_then_each_event_is_asked_and_the_stream_waits_for_each() {
         HookEvent::AfterProviderResponse,
         HookEvent::ProviderStreamEvent,
     ];
-    let mut m = hooked(&handled, vec![], &[], CompactionSettings::default());
+    let mut m = session(&handled);
     let step = m.step(1, prompt("hi")).unwrap();
     assert!(hooks(&step).is_empty(), "nothing is asked before the call");
     let (call, request) = requests(&step)[0].clone();
-    assert_eq!(
-        request.provider_hooked.as_deref(),
-        Some(&ProviderHooked {
+    assert_reports(
+        &request,
+        ProviderHooked {
             response: true,
             stream: true,
             ..ProviderHooked::default()
-        })
+        },
     );
 
     let step = m.step(2, head(call)).unwrap();
@@ -141,34 +152,22 @@ fn the_head_then_each_event_is_asked_and_the_stream_waits_for_each() {
 
 #[test]
 fn a_report_nobody_asked_for_says_nothing() {
-    let mut m = hooked(
-        &[HookEvent::TurnEnd],
-        vec![],
-        &[],
-        CompactionSettings::default(),
-    );
-    let step = m.step(1, prompt("hi")).unwrap();
-    let (call, _) = requests(&step)[0].clone();
+    let mut m = session(&[HookEvent::TurnEnd]);
+    let (call, _) = first_call(&mut m, 1, "hi");
     let step = m.step(2, head(call)).unwrap();
     assert!(step.events.is_empty() && step.effects.is_empty());
 }
 
 #[test]
 fn a_handler_abort_stops_the_stream_after_the_events_it_held() {
-    let mut m = hooked(
-        &[HookEvent::ProviderStreamEvent],
-        vec![],
-        &[],
-        CompactionSettings::default(),
-    );
-    let step = m.step(1, prompt("hi")).unwrap();
-    let (call, request) = requests(&step)[0].clone();
-    assert_eq!(
-        request.provider_hooked.as_deref(),
-        Some(&ProviderHooked {
+    let mut m = session(&[HookEvent::ProviderStreamEvent]);
+    let (call, request) = first_call(&mut m, 1, "hi");
+    assert_reports(
+        &request,
+        ProviderHooked {
             stream: true,
             ..ProviderHooked::default()
-        })
+        },
     );
     let step = m
         .step(2, patch(call, Patch::ProviderData(json!({}))))
@@ -194,8 +193,7 @@ fn a_compaction_summary_reports_nothing() {
     };
     let mut m = hooked(&[HookEvent::ProviderStreamEvent], vec![], &[], compaction);
     for (at, text) in [(1, "First prompt."), (10, "Second prompt.")] {
-        let step = m.step(at, prompt(text)).unwrap();
-        let (call, _) = requests(&step)[0].clone();
+        let (call, _) = first_call(&mut m, at, text);
         m.step(at + 1, answered(call, "An answer.")).unwrap();
     }
     let step = m.step(20, support::manual("short")).unwrap();
@@ -231,7 +229,7 @@ fn warming() -> SessionMachine {
 }
 
 /// Model call `call` answered over a 100,000-token prompt (worth warming).
-fn answered_long(call: pi_core::agent::CallId) -> SessionInput {
+fn answered_long(call: CallId) -> SessionInput {
     let message = pi_core::message::AssistantMessage {
         stop_reason: pi_core::message::StopReason::Stop,
         usage: pi_core::message::Usage {
@@ -253,18 +251,17 @@ fn answered_long(call: pi_core::agent::CallId) -> SessionInput {
 #[test]
 fn a_cache_warm_reports_its_answer_as_the_turn_it_repeats() {
     let mut m = warming();
-    let step = m.step(0, prompt("Hello")).unwrap();
-    let (call, _) = requests(&step)[0].clone();
+    let (call, _) = first_call(&mut m, 0, "Hello");
     m.step(10, answered_long(call)).unwrap();
     let due = m.step(2_000, SessionInput::Wake).unwrap();
     let (warm, request) = requests(&due)[0].clone();
     assert_eq!(request.max_tokens, Some(1));
-    assert_eq!(
-        request.provider_hooked.as_deref(),
-        Some(&ProviderHooked {
+    assert_reports(
+        &request,
+        ProviderHooked {
             response: true,
             ..ProviderHooked::default()
-        })
+        },
     );
     let step = m.step(2_010, head(warm)).unwrap();
     let asked = hooks(&step);

@@ -7,14 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookEvent};
-use pi_core::agent::AgentConfig;
+use pi_core::agent::hooks::{HookAction, HookEvent};
 use pi_core::agent_session::{ProviderChange, SessionMachine};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::script::{mock_model, tool};
+use pi_core::script::mock_model;
 use serde_json::json;
 
 #[path = "support/session.rs"]
@@ -26,16 +22,10 @@ mod actions;
 use actions::{prompt, reasoner, started};
 
 fn session() -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            thinking_level: ThinkingLevel::High,
-            model: reasoner(),
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of([HookEvent::BeforeAgentStart]),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Default::default(),
+    support::acting(
+        reasoner(),
+        ThinkingLevel::High,
+        [HookEvent::BeforeAgentStart],
     )
 }
 

@@ -6,9 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookOutcome, HookPayload};
-use pi_core::agent::{CallId, Effect, Input};
-use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent, HookPayload};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use serde_json::json;
 
@@ -17,29 +16,6 @@ mod support;
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, vec![], &[], CompactionSettings::default())
-}
-
-fn asked(step: &SessionStep) -> Vec<(CallId, serde_json::Value)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => {
-                Some((*call, serde_json::to_value(payload).unwrap()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
 }
 
 fn fork_at(entry: &str) -> SessionInput {
@@ -61,7 +37,7 @@ fn with_no_handler_a_replacement_is_answered_at_once() {
 fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
     let mut s = session(&[HookEvent::SessionBeforeFork, HookEvent::SessionBeforeSwitch]);
     let step = s.step(1, fork_at("e1")).unwrap();
-    let hooks = asked(&step);
+    let hooks = support::hooks_json(&step);
     assert_eq!(
         hooks.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>(),
         [json!({"type": "session_before_fork", "entryId": "e1", "position": "at"})]
@@ -73,7 +49,9 @@ fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
         data: None,
     };
     let cancel = HookDecision::SessionBeforeReplace { cancel: true };
-    let step = s.step(2, decided(hooks[0].0, cancel, vec![note])).unwrap();
+    let step = s
+        .step(2, support::decided_as(hooks[0].0, cancel, vec![note]))
+        .unwrap();
     assert_eq!(step.replies, [Reply::Replacing { cancelled: true }]);
     assert!(
         s.tree()
@@ -93,13 +71,15 @@ fn the_handlers_cancel_comes_back_after_what_they_asked_for() {
             }),
         )
         .unwrap();
-    let hooks = asked(&step);
+    let hooks = support::hooks_json(&step);
     assert_eq!(
         hooks[0].1,
         json!({"type": "session_before_switch", "reason": "resume", "targetSessionFile": "other.jsonl"})
     );
     let go_on = HookDecision::SessionBeforeReplace { cancel: false };
-    let step = s.step(4, decided(hooks[0].0, go_on, vec![])).unwrap();
+    let step = s
+        .step(4, support::decided_as(hooks[0].0, go_on, vec![]))
+        .unwrap();
     assert_eq!(step.replies, [Reply::Replacing { cancelled: false }]);
 }
 
@@ -116,7 +96,7 @@ fn leaving_and_replacing_tell_the_reason_and_the_other_file() {
         )
         .unwrap();
     assert_eq!(
-        asked(&step)[0].1,
+        support::hooks_json(&step)[0].1,
         json!({"type": "session_shutdown", "reason": "fork", "targetSessionFile": "/s/new.jsonl"})
     );
     let mut s = session(&[HookEvent::SessionShutdown, HookEvent::SessionStart]);
@@ -131,7 +111,7 @@ fn leaving_and_replacing_tell_the_reason_and_the_other_file() {
         )
         .unwrap();
     assert_eq!(
-        asked(&step)[0].1,
+        support::hooks_json(&step)[0].1,
         json!({"type": "session_start", "reason": "new"})
     );
 }

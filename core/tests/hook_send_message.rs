@@ -12,7 +12,7 @@ use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, InjectedMessage,
 };
 use pi_core::agent::{AgentConfig, CallId, Effect, Input, StreamEvent};
-use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
+use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::event::{AgentEvent, Event};
 use pi_core::message::{AssistantMessage, StopReason};
 use pi_core::script::mock_model;
@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{entries_of, hook, requests, stopped, transcript};
 
 fn session() -> SessionMachine {
     support::machine(
@@ -59,43 +59,6 @@ fn context_decided(call: CallId, actions: Vec<HookAction>) -> SessionInput {
     })
 }
 
-fn stop(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
-    s.step(
-        now,
-        SessionInput::Answer(Input::Model {
-            call,
-            event: StreamEvent::Done {
-                reason: StopReason::Stop,
-                message: AssistantMessage::default(),
-            },
-        }),
-    )
-    .unwrap()
-}
-
-fn transcript(s: &SessionMachine) -> Vec<serde_json::Value> {
-    s.agent()
-        .messages()
-        .iter()
-        .map(|m| serde_json::to_value(m).unwrap())
-        .collect()
-}
-
-fn custom_entries(s: &SessionMachine) -> Vec<serde_json::Value> {
-    s.tree()
-        .entries()
-        .iter()
-        .map(|e| serde_json::to_value(e).unwrap())
-        .filter(|e| e["type"] == "custom_message")
-        .map(|mut e| {
-            for key in ["id", "parentId", "timestamp"] {
-                e.as_object_mut().unwrap().remove(key);
-            }
-            e
-        })
-        .collect()
-}
-
 const NOTE: &str = "remember the milk";
 
 /// Prompts, and answers the first `context` hook with `actions`; the request it sent.
@@ -126,7 +89,7 @@ fn a_message_sent_while_streaming_steers_the_run_into_another_turn() {
     for deliver_as in [None, Some("steer"), Some("followUp")] {
         let mut s = session();
         let call = prompted(&mut s, vec![send(deliver_as, None)]);
-        let step = stop(&mut s, 3, call);
+        let step = stopped(&mut s, 3, call);
         let step = s.step(4, context_decided(hook(&step), vec![])).unwrap();
         let sent = requests(&step);
         assert_eq!(sent.len(), 1, "{deliver_as:?}: the message starts a turn");
@@ -148,7 +111,7 @@ fn a_message_sent_while_streaming_steers_the_run_into_another_turn() {
             "{deliver_as:?}"
         );
         assert_eq!(
-            custom_entries(&s),
+            entries_of(&s, "custom_message"),
             vec![
                 json!({"type": "custom_message", "customType": "note", "content": NOTE,
                         "display": true})
@@ -162,7 +125,7 @@ fn a_message_sent_while_streaming_steers_the_run_into_another_turn() {
 fn a_message_without_a_turn_waits_for_the_turn_end_and_starts_none() {
     let mut s = session();
     let call = prompted(&mut s, vec![send(None, Some(false))]);
-    let step = stop(&mut s, 3, call);
+    let step = stopped(&mut s, 3, call);
     assert!(requests(&step).is_empty(), "no new turn");
     assert!(
         step.effects
@@ -201,16 +164,19 @@ fn a_message_without_a_turn_waits_for_the_turn_end_and_starts_none() {
         json!({"role": "custom", "customType": "note", "content": NOTE, "display": true,
                "timestamp": 2})
     );
-    assert_eq!(custom_entries(&s).len(), 1);
+    assert_eq!(entries_of(&s, "custom_message").len(), 1);
 }
 
 #[test]
 fn a_next_turn_message_follows_the_next_prompt() {
     let mut s = session();
     let call = prompted(&mut s, vec![send(Some("nextTurn"), None)]);
-    let step = stop(&mut s, 3, call);
+    let step = stopped(&mut s, 3, call);
     assert!(requests(&step).is_empty(), "no new turn");
-    assert!(custom_entries(&s).is_empty(), "held for the next prompt");
+    assert!(
+        entries_of(&s, "custom_message").is_empty(),
+        "held for the next prompt"
+    );
     let step = s
         .step(
             4,
@@ -230,7 +196,7 @@ fn a_next_turn_message_follows_the_next_prompt() {
             json!({"role": "user", "content": [{"type": "text", "text": NOTE}], "timestamp": 2}),
         ]
     );
-    assert_eq!(custom_entries(&s).len(), 1);
+    assert_eq!(entries_of(&s, "custom_message").len(), 1);
 }
 
 /// Pi's flush at `turn_end` writes a held message into the session, from which the next turn
@@ -277,16 +243,9 @@ fn a_message_held_for_the_turn_end_is_in_the_next_request_and_not_the_runs_messa
         serde_json::to_value(sent[0].1.messages.last().unwrap()).unwrap()["content"],
         json!([{"type": "text", "text": NOTE}])
     );
-    assert_eq!(custom_entries(&s).len(), 1);
-    let step = stop(&mut s, 5, sent[0].0);
-    let ended = step
-        .events
-        .iter()
-        .find_map(|e| match e {
-            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
-            _ => None,
-        })
-        .expect("agent_end");
+    assert_eq!(entries_of(&s, "custom_message").len(), 1);
+    let step = stopped(&mut s, 5, sent[0].0);
+    let ended = support::ended_messages(&step);
     assert!(
         ended
             .iter()

@@ -7,38 +7,23 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use pi_core::agent::convert::CodingAgentHooks;
-use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent};
-use pi_core::agent::{AgentConfig, Effect, Input, ToolOutcome};
-use pi_core::agent_session::{SessionInput, SessionMachine, SessionStep};
-use pi_core::event::ToolResult;
-use pi_core::message::ContentBlock;
+use pi_core::agent::hooks::{HookAction, HookDecision, HookEvent};
+use pi_core::agent_session::{SessionMachine, SessionStep};
 use pi_core::model::{Model, ThinkingLevel};
-use pi_core::script::{mock_model, tool};
+use pi_core::script::mock_model;
 use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{hook, requests};
+use support::{decided_as, hook, requests};
 
 #[path = "support/actions.rs"]
 mod actions;
-use actions::{answered, decided, prompt, reasoner, started, tool_call_answer};
+use actions::{answered, prompt, reasoner, started, tool_call_answer};
 
 fn session() -> SessionMachine {
-    support::machine(
-        AgentConfig {
-            thinking_level: ThinkingLevel::High,
-            model: reasoner(),
-            tools: vec![tool("echo", false)],
-            handled_hooks: HandledHooks::of([HookEvent::BeforeAgentStart, HookEvent::TurnEnd]),
-            hooks: Arc::new(CodingAgentHooks::default()),
-            ..AgentConfig::default()
-        },
-        Default::default(),
-    )
+    let handled = [HookEvent::BeforeAgentStart, HookEvent::TurnEnd];
+    support::acting(reasoner(), ThinkingLevel::High, handled)
 }
 
 fn set_model(model: Model) -> HookAction {
@@ -87,31 +72,13 @@ fn a_model_set_at_a_turn_end_is_written_clamps_the_level_and_answers_the_next_re
     let (call, request) = requests(&step).remove(0);
     assert_eq!(request.model.id, "mock-reasoner");
     let step = s.step(3, answered(call, tool_call_answer())).unwrap();
-    let tool_run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .expect("a tool run");
-    let step = s
-        .step(
-            4,
-            SessionInput::Answer(Input::ToolFinished {
-                call: tool_run,
-                outcome: ToolOutcome::Ok(ToolResult {
-                    content: vec![ContentBlock::text("v")],
-                    ..ToolResult::default()
-                }),
-            }),
-        )
-        .unwrap();
+    let tool_run = support::tool_run(&step.effects);
+    let step = s.step(4, support::tool_finished(tool_run, "v")).unwrap();
     let turn_end = hook(&step);
     let step = s
         .step(
             5,
-            decided(turn_end, HookDecision::Done, vec![set_model(mock_model())]),
+            decided_as(turn_end, HookDecision::Done, vec![set_model(mock_model())]),
         )
         .unwrap();
     assert_eq!(

@@ -9,13 +9,16 @@ use pi_core::agent::hooks::{
     HandledHooks, HookDecision, HookEvent, HookOutcome, HookPayload, InjectedMessage,
 };
 use pi_core::agent::{
-    AgentConfig, AgentMachine, CallId, Effect, Input, ModelRequest, Prompt, Rejection, Step,
-    StepError, StreamEvent,
+    AgentConfig, AgentMachine, CallId, Input, Prompt, Rejection, Step, StepError, StreamEvent,
 };
 use pi_core::event::AgentEvent;
 use pi_core::message::{AgentMessage, AssistantMessage, StopReason};
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
+
+#[path = "support/agent.rs"]
+mod support;
+use support::{hook, requests};
 
 fn machine(handled: HandledHooks) -> AgentMachine {
     AgentMachine::new(AgentConfig {
@@ -25,29 +28,6 @@ fn machine(handled: HandledHooks) -> AgentMachine {
         handled_hooks: handled,
         ..AgentConfig::default()
     })
-}
-
-fn requests(step: &Step) -> Vec<(CallId, ModelRequest)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, request } => Some((*call, request.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hook(step: &Step) -> (CallId, HookPayload) {
-    let hooks: Vec<_> = step
-        .effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(hooks.len(), 1, "one hook effect in {:?}", step.effects);
-    hooks[0].clone()
 }
 
 fn start_decision(call: CallId, system_prompt: Option<&str>) -> Input {

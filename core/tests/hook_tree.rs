@@ -7,9 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{
-    HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedSummary, TreeAnswer,
+    HookAction, HookDecision, HookEvent, HookPayload, SuppliedSummary, TreeAnswer,
 };
-use pi_core::agent::{CallId, Effect, Input, StreamEvent};
+use pi_core::agent::{CallId, Input, StreamEvent};
 use pi_core::agent_session::{NavigateRequest, Navigated, Reply, SessionInput, SessionMachine};
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::AssistantMessage;
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 #[path = "support/session.rs"]
 mod support;
-use support::{prompt, requests};
+use support::{decided_as, hooks, prompt, requests};
 
 fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, vec![], &[], CompactionSettings::default())
@@ -59,28 +59,6 @@ fn navigate(target: &str, summarize: bool) -> SessionInput {
         custom_instructions: Some("focus".into()),
         replace_instructions: false,
         label: None,
-    })
-}
-
-/// The hook effects of a step: call and payload.
-fn hooks(step: &pi_core::agent_session::SessionStep) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
     })
 }
 
@@ -127,7 +105,7 @@ fn session_before_tree_is_asked_with_pis_preparation_and_its_cancel_moves_nothin
         data: None,
     };
     let step = s
-        .step(11, decided(asked[0].0, cancel, vec![append]))
+        .step(11, decided_as(asked[0].0, cancel, vec![append]))
         .unwrap();
     let n = navigated(&step);
     assert!(n.cancelled && !n.aborted, "{n:?}");
@@ -154,7 +132,7 @@ fn a_handlers_summary_is_written_from_the_hook_and_session_tree_is_told() {
         label: Some("kept".into()),
         ..TreeAnswer::default()
     });
-    let step = s.step(11, decided(call, supplied, vec![])).unwrap();
+    let step = s.step(11, decided_as(call, supplied, vec![])).unwrap();
     assert!(requests(&step).is_empty(), "no model summary");
     let n = navigated(&step);
     let summary_id = n.summary_entry_id.clone().unwrap();
@@ -185,7 +163,7 @@ fn a_handlers_summary_is_written_from_the_hook_and_session_tree_is_told() {
     assert_eq!(label["label"], "kept");
     assert_eq!(label["targetId"], json!(summary_id));
     let step = s
-        .step(12, decided(told[0].0, HookDecision::Done, vec![]))
+        .step(12, decided_as(told[0].0, HookDecision::Done, vec![]))
         .unwrap();
     assert!(step.effects.is_empty(), "{:?}", step.effects);
 }
@@ -201,7 +179,7 @@ fn a_handlers_instructions_reach_the_models_summary_and_no_summary_asked_ignores
         replace_instructions: Some(true),
         ..TreeAnswer::default()
     });
-    let step = s.step(11, decided(call, instead, vec![])).unwrap();
+    let step = s.step(11, decided_as(call, instead, vec![])).unwrap();
     let sent = requests(&step);
     assert_eq!(sent.len(), 1, "the model summarises");
     let last: Value = serde_json::to_value(sent[0].1.messages.last().unwrap()).unwrap();
@@ -223,7 +201,7 @@ fn a_handlers_instructions_reach_the_models_summary_and_no_summary_asked_ignores
         }),
         ..TreeAnswer::default()
     });
-    let step = s.step(11, decided(call, supplied, vec![])).unwrap();
+    let step = s.step(11, decided_as(call, supplied, vec![])).unwrap();
     let n = navigated(&step);
     assert!(!n.cancelled && n.summary_entry_id.is_none(), "{n:?}");
     assert_eq!(s.tree().leaf_id(), Some(answer.as_str()));

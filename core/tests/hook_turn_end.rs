@@ -9,13 +9,17 @@ use pi_core::agent::hooks::{
     HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome, HookPayload,
 };
 use pi_core::agent::{
-    AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, Step, StepError, StreamEvent,
-    ToolOutcome, ABORTED_REQUEST,
+    AgentConfig, AgentMachine, CallId, Effect, Input, Prompt, Step, StepError, ToolOutcome,
+    ABORTED_REQUEST,
 };
 use pi_core::event::{AgentEvent, ToolResult};
-use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason, ToolCall};
+use pi_core::message::{AgentMessage, ContentBlock, StopReason};
 use pi_core::script::{mock_model, tool};
 use serde_json::json;
+
+#[path = "support/agent.rs"]
+mod support;
+use support::{echo_calls, hooks, model_calls, tool_run};
 
 fn machine() -> AgentMachine {
     AgentMachine::new(AgentConfig {
@@ -24,26 +28,6 @@ fn machine() -> AgentMachine {
         handled_hooks: HandledHooks::of([HookEvent::TurnEnd]),
         ..AgentConfig::default()
     })
-}
-
-fn model_calls(step: &Step) -> Vec<CallId> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::CallModel { call, .. } => Some(*call),
-            _ => None,
-        })
-        .collect()
-}
-
-fn hooks(step: &Step) -> Vec<(CallId, HookPayload)> {
-    step.effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Hook { call, payload, .. } => Some((*call, payload.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn turn_ends(step: &Step) -> usize {
@@ -68,35 +52,8 @@ fn done(call: CallId, actions: Vec<HookAction>) -> Input {
 fn one_tool_turn(m: &mut AgentMachine) -> Step {
     let step = m.step(1, Input::Prompt(Prompt::text("hi"))).unwrap();
     let call = model_calls(&step)[0];
-    let message = AssistantMessage {
-        content: vec![ContentBlock::ToolCall(ToolCall {
-            id: "c1".into(),
-            name: "echo".into(),
-            arguments: json!({"value": "one"}),
-            ..Default::default()
-        })],
-        ..AssistantMessage::default()
-    };
-    let step = m
-        .step(
-            2,
-            Input::Model {
-                call,
-                event: StreamEvent::Done {
-                    reason: StopReason::ToolUse,
-                    message,
-                },
-            },
-        )
-        .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .unwrap();
+    let step = echo_calls(m, 2, call, &[("c1", "one")]);
+    let run = tool_run(&step);
     m.step(
         3,
         Input::ToolFinished {

@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pi_core::agent::hooks::{HookDecision, HookEvent, HookPayload, UserBashAnswer};
-use pi_core::agent::Effect;
-use pi_core::agent_session::{Reply, SessionInput, SessionMachine};
+use pi_core::agent::{CallId, Effect};
+use pi_core::agent_session::{Reply, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
 use pi_core::message::AgentMessage;
 use pi_core::nullable::Nullable;
@@ -39,6 +39,23 @@ fn bash_messages(s: &SessionMachine) -> Vec<pi_core::message::BashExecutionMessa
         .collect()
 }
 
+/// At `now`, `user_bash` point `call` decides `answer`, which answers the command: the step.
+fn decide(
+    s: &mut SessionMachine,
+    now: u64,
+    call: CallId,
+    answer: Option<UserBashAnswer>,
+) -> SessionStep {
+    let decision = HookDecision::UserBash {
+        answer: answer.clone(),
+    };
+    let step = s
+        .step(now, support::decided_as(call, decision, vec![]))
+        .unwrap();
+    assert_eq!(step.replies, [Reply::UserBash(answer)]);
+    step
+}
+
 #[test]
 fn a_handlers_result_is_recorded_and_answers_the_command() {
     let mut s = session(&[HookEvent::UserBash]);
@@ -58,19 +75,7 @@ fn a_handlers_result_is_recorded_and_answers_the_command() {
     let answer = UserBashAnswer::Result {
         result: result.clone(),
     };
-    let step = s
-        .step(
-            9,
-            support::decided_as(
-                hooks[0].0,
-                HookDecision::UserBash {
-                    answer: Some(answer.clone()),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
-    assert_eq!(step.replies, [Reply::UserBash(Some(answer))]);
+    decide(&mut s, 9, hooks[0].0, Some(answer));
     let recorded = bash_messages(&s);
     assert_eq!(recorded.len(), 1);
     assert_eq!(recorded[0].command, "ls");
@@ -87,13 +92,7 @@ fn nobody_answering_or_a_failure_records_nothing_and_commands_are_answered_in_or
     // The second waits for the first's handlers, as the session's notifications do.
     let step = s.step(2, bash("two", None)).unwrap();
     assert!(support::hooks(&step).is_empty());
-    let step = s
-        .step(
-            3,
-            support::decided_as(first, HookDecision::UserBash { answer: None }, vec![]),
-        )
-        .unwrap();
-    assert_eq!(step.replies, [Reply::UserBash(None)]);
+    let step = decide(&mut s, 3, first, None);
     let hooks = support::hooks(&step);
     assert!(
         matches!(&hooks[..], [(_, HookPayload::UserBash { command, .. })] if command == "two"),
@@ -102,19 +101,7 @@ fn nobody_answering_or_a_failure_records_nothing_and_commands_are_answered_in_or
     let failed = UserBashAnswer::Failed {
         error: "no shell".into(),
     };
-    let step = s
-        .step(
-            4,
-            support::decided_as(
-                hooks[0].0,
-                HookDecision::UserBash {
-                    answer: Some(failed.clone()),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
-    assert_eq!(step.replies, [Reply::UserBash(Some(failed))]);
+    decide(&mut s, 4, hooks[0].0, Some(failed));
     assert!(bash_messages(&s).is_empty());
 }
 
@@ -128,19 +115,7 @@ fn a_result_while_the_agent_streams_waits_for_the_next_prompt() {
         chunks: vec!["a\n".into()],
         result: json!({"output": "a\n", "exitCode": 3, "cancelled": false, "truncated": false}),
     };
-    let step = s
-        .step(
-            3,
-            support::decided_as(
-                call,
-                HookDecision::UserBash {
-                    answer: Some(answer.clone()),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
-    assert_eq!(step.replies, [Reply::UserBash(Some(answer))]);
+    decide(&mut s, 3, call, Some(answer));
     assert!(bash_messages(&s).is_empty(), "held while streaming");
 }
 
@@ -171,19 +146,7 @@ fn abort_bash_cancels_the_hook_point_being_asked_and_its_answer_still_comes() {
         chunks: vec![],
         result: json!({"output": "", "cancelled": true, "truncated": false}),
     };
-    let step = s
-        .step(
-            4,
-            support::decided_as(
-                call,
-                HookDecision::UserBash {
-                    answer: Some(answer.clone()),
-                },
-                vec![],
-            ),
-        )
-        .unwrap();
-    assert_eq!(step.replies, [Reply::UserBash(Some(answer))]);
+    decide(&mut s, 4, call, Some(answer));
     assert!(bash_messages(&s)[0].cancelled);
     assert_eq!(bash_messages(&s)[0].exit_code, Nullable::Absent);
     let step = s.step(5, SessionInput::AbortUserBash).unwrap();

@@ -25,15 +25,17 @@ fn session(handled: &[HookEvent]) -> SessionMachine {
     support::hooked(handled, tools, &[], CompactionSettings::default())
 }
 
+/// The session prompted, its model calling `ls` as `t1`: the step of that answer.
+fn calling_ls(s: &mut SessionMachine) -> SessionStep {
+    let call = support::prompted(s, 1, "go");
+    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
+    s.step(2, support::answered_with(call, content, "toolUse"))
+        .unwrap()
+}
+
 /// The session prompted, its model calling `ls` as `t1`: the call of `ls`.
 fn calling(s: &mut SessionMachine) -> CallId {
-    let step = s.step(1, support::prompt("go")).unwrap();
-    let (call, _) = support::requests(&step).remove(0);
-    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
-    let step = s
-        .step(2, support::answered_with(call, content, "toolUse"))
-        .unwrap();
-    runs(&step).remove(0).0
+    runs(&calling_ls(s)).remove(0).0
 }
 
 fn runs(step: &SessionStep) -> Vec<(CallId, String, String, Value)> {
@@ -91,14 +93,17 @@ fn finished(call: CallId, text: &str) -> SessionInput {
     })
 }
 
+/// A nested call of `read` on `a` from the running call `outer`.
+fn read_a(outer: CallId) -> SessionInput {
+    nested(outer, "read", json!({"path": "a"}))
+}
+
 #[test]
 fn a_nested_call_runs_as_its_own_call_and_is_recorded_on_the_callers_result() {
     let mut s = session(&[]);
     let outer = calling(&mut s);
 
-    let step = s
-        .step(10, nested(outer, "read", json!({"path": "a"})))
-        .unwrap();
+    let step = s.step(10, read_a(outer)).unwrap();
     assert_eq!(
         events(&step),
         [
@@ -169,20 +174,13 @@ fn a_nested_call_runs_as_its_own_call_and_is_recorded_on_the_callers_result() {
 #[test]
 fn a_nested_call_passes_the_gate_with_its_parent_named_and_a_block_answers_it() {
     let mut s = session(&[HookEvent::ToolCall]);
-    let step = s.step(1, support::prompt("go")).unwrap();
-    let (call, _) = support::requests(&step).remove(0);
-    let content = json!([{"type": "toolCall", "id": "t1", "name": "ls", "arguments": {}}]);
-    let step = s
-        .step(2, support::answered_with(call, content, "toolUse"))
-        .unwrap();
+    let step = calling_ls(&mut s);
     let (gate, _) = support::hooks(&step).remove(0);
     let run = HookDecision::ToolCall(ToolCallVerdict::Run { input: json!({}) });
     let step = s.step(3, support::decided_as(gate, run, vec![])).unwrap();
     let outer = runs(&step).remove(0).0;
 
-    let step = s
-        .step(4, nested(outer, "read", json!({"path": "a"})))
-        .unwrap();
+    let step = s.step(4, read_a(outer)).unwrap();
     let (gate, payload) = support::hooks(&step).remove(0);
     assert_eq!(
         payload,
@@ -218,9 +216,7 @@ fn a_nested_call_of_a_call_not_running_is_refused_and_an_abort_cancels_nested_ru
         .step(3, nested(CallId(999), "read", json!({"path": "a"})))
         .is_err());
 
-    let step = s
-        .step(4, nested(outer, "read", json!({"path": "a"})))
-        .unwrap();
+    let step = s.step(4, read_a(outer)).unwrap();
     let (read, ..) = runs(&step).remove(0);
     let step = s.step(5, SessionInput::Abort).unwrap();
     let cancelled: Vec<CallId> = step
@@ -335,9 +331,7 @@ fn where_the_agent_runs_tools_one_at_a_time_a_nested_call_waits_for_the_one_ahea
         Default::default(),
     );
     let outer = calling(&mut s);
-    let step = s
-        .step(3, nested(outer, "read", json!({"path": "a"})))
-        .unwrap();
+    let step = s.step(3, read_a(outer)).unwrap();
     let (first, ..) = runs(&step).remove(0);
     // The second is started (its event) but waits for the first to end.
     let step = s
@@ -362,9 +356,7 @@ fn where_the_agent_runs_tools_one_at_a_time_a_nested_call_waits_for_the_one_ahea
 fn a_tool_that_returns_before_its_nested_call_ends_has_its_result_wait_for_it() {
     let mut s = session(&[]);
     let outer = calling(&mut s);
-    let step = s
-        .step(3, nested(outer, "read", json!({"path": "a"})))
-        .unwrap();
+    let step = s.step(3, read_a(outer)).unwrap();
     let (read, ..) = runs(&step).remove(0);
     let step = s.step(4, finished(outer, "returned early")).unwrap();
     let kinds: Vec<Value> = events(&step).iter().map(|e| e["type"].clone()).collect();

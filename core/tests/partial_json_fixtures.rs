@@ -9,10 +9,24 @@
 
 use serde_json::Value;
 
+/// The recorded texts with what the original made of them.
+fn cases() -> Vec<Value> {
+    serde_json::from_str(include_str!("fixtures/partial_json_cases.json")).unwrap()
+}
+
+/// That none of `total` cases came out `wrong`, else which did.
+fn assert_none_wrong(wrong: &[String], total: usize) {
+    assert!(
+        wrong.is_empty(),
+        "{} of {total} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn every_prefix_parses_like_pi() {
-    let cases: Vec<Value> =
-        serde_json::from_str(include_str!("fixtures/partial_json_cases.json")).unwrap();
+    let cases = cases();
     assert!(cases.len() > 300);
     let mut wrong = Vec::new();
     for case in &cases {
@@ -22,21 +36,14 @@ fn every_prefix_parses_like_pi() {
             wrong.push(format!("{input:?}: expected {}, got {got}", case["output"]));
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        cases.len(),
-        wrong.join("\n")
-    );
+    assert_none_wrong(&wrong, cases.len());
 }
 
 /// A call's complete arguments: the object, or `{}` and the `argumentsError` Pi 1.5.2 keeps on the
 /// call, with Node 22's `JSON.parse` message (its line and column too) and the text received.
 #[test]
 fn complete_arguments_parse_like_pi_with_nodes_errors() {
-    let cases: Vec<Value> =
-        serde_json::from_str(include_str!("fixtures/partial_json_cases.json")).unwrap();
+    let cases = cases();
     let mut wrong = Vec::new();
     let mut errors = 0;
     for case in &cases {
@@ -54,13 +61,7 @@ fn complete_arguments_parse_like_pi_with_nodes_errors() {
         }
     }
     assert!(errors > 100, "the fixture has {errors} unparsable texts");
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        cases.len(),
-        wrong.join("\n")
-    );
+    assert_none_wrong(&wrong, cases.len());
 }
 
 /// A character other than `:` after a key: JavaScript steps over one UTF-16 unit there, which

@@ -208,14 +208,7 @@ fn arguments_a_shim_changed_in_place_are_the_calls_in_the_next_request() {
     let step = s
         .step(3, support::decided_as(first, decision, vec![]))
         .unwrap();
-    let run = step
-        .effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::RunTool { call, .. } => Some(*call),
-            _ => None,
-        })
-        .unwrap();
+    let run = support::tool_run(&step.effects);
     let step = s
         .step(
             4,

@@ -191,13 +191,9 @@ fn items(driver: &Driver) -> Vec<Item<'_>> {
         .collect()
 }
 
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256);
-    ProptestConfig::with_cases(cases)
-}
+#[path = "support/properties.rs"]
+mod cases;
+use cases::config;
 
 proptest! {
     #![proptest_config(config())]

@@ -42,13 +42,9 @@ const LINES: &[&str] = &[
     "set-model: plain",
 ];
 
-fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256);
-    ProptestConfig::with_cases(cases)
-}
+#[path = "support/properties.rs"]
+mod cases;
+use cases::config;
 
 /// Runs the scenario made of `picks` and checks the invariants after every line.
 fn run(picks: &[usize]) -> Result<(), TestCaseError> {

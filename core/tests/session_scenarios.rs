@@ -8,14 +8,40 @@ fn check(script: &str) -> String {
     pi_core::script::run(script).unwrap_or_else(|e| panic!("script error: {e}"))
 }
 
+/// The window most compaction scenarios run in: a 1,600-token turn crosses its threshold.
+const SMALL_WINDOW: &str = "contextWindow=2000 reserveTokens=500 keepRecentTokens=5";
+
+/// The first answer's usage where the scenario needs one (well under any threshold).
+const USAGE: &str = "usage=100/20 ";
+
+/// The opening most scenarios share: a session with `settings`, a first question answered
+/// (with `usage`, if any), a second after a second has passed.
+fn second_question(settings: &str, usage: &str) -> String {
+    format!(
+        "\nsession: {settings}\nuser: First question\nmodel: {usage}text First answer.\ntick 1000\nuser: Second question\n"
+    )
+}
+
+/// The refusals (`! ` lines) a transcript shows, in order.
+fn refusals(transcript: &str) -> Vec<&str> {
+    transcript
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("! "))
+        .collect()
+}
+
+/// A test pinning the transcript of `$script`, or of `$opening` followed by `$rest`.
 macro_rules! scenario {
     ($name:ident, $script:expr) => {
         #[test]
         fn $name() {
             insta::with_settings!({omit_expression => true, prepend_module_to_snapshot => false}, {
-                insta::assert_snapshot!(stringify!($name), check($script));
+                insta::assert_snapshot!(stringify!($name), check(&String::from($script)));
             });
         }
+    };
+    ($name:ident, $opening:expr, $rest:expr) => {
+        scenario!($name, format!("{}{}", $opening, $rest));
     };
 }
 
@@ -84,12 +110,8 @@ tick 5000
 
 scenario!(
     threshold_compaction_after_a_large_turn,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=1600/20 text Second answer.
 model: text Summary of the first exchange.
 "#
@@ -97,12 +119,8 @@ model: text Summary of the first exchange.
 
 scenario!(
     overflow_compacts_then_retries_once,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: error 400 prompt is too long: 2100 tokens > 2000 maximum
 model: text Summary of the conversation.
 tick 100
@@ -112,12 +130,8 @@ model: text Answer after compaction.
 
 scenario!(
     overflow_twice_gives_up,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: error 400 prompt is too long: 2100 tokens > 2000 maximum
 model: text Summary of the conversation.
 tick 100
@@ -129,12 +143,8 @@ model: error 400 prompt is too long: 2050 tokens > 2000 maximum
 // omitted and not asked again (`_checkCompaction`'s willRetry is false for a stop).
 scenario!(
     a_silent_overflow_is_compacted_without_asking_again,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=2100/20 text A complete answer.
 model: text Summary of the conversation.
 model: text Summary of the turn's start.
@@ -146,12 +156,8 @@ tick 100
 // limit, is omitted by a context_edit, compacted away like an overflow and asked again once.
 scenario!(
     a_cut_answer_is_omitted_compacted_and_asked_again,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: stop=length usage=120/30 text Cut off
 model: text Summary of the conversation.
 tick 100
@@ -161,12 +167,8 @@ model: text Answer after recovery.
 
 scenario!(
     a_second_cut_answer_gives_up,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: stop=length usage=120/30 text Cut off
 model: text Summary of the conversation.
 tick 100
@@ -177,12 +179,8 @@ model: stop=length usage=120/30 text Cut off again
 // An error no retry can fix ends the compaction at once.
 scenario!(
     summary_failure_ends_the_compaction_with_its_error,
+    second_question(SMALL_WINDOW, USAGE),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=1600/20 text Second answer.
 model: error 400 summary request rejected
 "#
@@ -192,12 +190,11 @@ model: error 400 summary request rejected
 // backoff (`summarization_retry_scheduled`, `_attempt_start`, `_finished`).
 scenario!(
     a_failed_summary_is_retried_after_the_backoff,
+    second_question(
+        &format!("{SMALL_WINDOW} maxRetries=2 baseDelayMs=1000"),
+        USAGE
+    ),
     r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=1600/20 text Second answer.
 model: error 500 summary backend down
 tick 1000
@@ -207,12 +204,8 @@ model: usage=30/10 text Summary after a retry.
 
 scenario!(
     manual_compaction_with_instructions,
+    second_question("keepRecentTokens=5", USAGE),
     r#"
-session: keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=120/20 text Second answer.
 tick 1000
 compact: Focus on the questions
@@ -236,12 +229,8 @@ model: text Hi.
 
 scenario!(
     manual_compaction_while_streaming_aborts_the_run_first,
+    second_question("keepRecentTokens=5", USAGE),
     r#"
-session: keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model~ text "Partial"
 compact:
 model: text Summary.
@@ -282,12 +271,8 @@ model: text Hi.
 // the message's parent, the summary hangs there, the editor gets the message's text.
 scenario!(
     navigate_back_with_a_branch_summary,
+    second_question("maxRetries=3", ""),
     r#"
-session: maxRetries=3
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model: text Second answer.
 tick 1000
 navigate: 3 summarize label=explored Keep it short
@@ -303,12 +288,8 @@ model: text A different answer.
 // `compaction_end`).
 scenario!(
     an_abort_during_a_summary_retry_ends_the_compaction,
+    second_question("keepRecentTokens=5 maxRetries=2 baseDelayMs=1000", ""),
     r#"
-session: keepRecentTokens=5 maxRetries=2 baseDelayMs=1000
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model: text Second answer.
 tick 1000
 compact:
@@ -324,12 +305,8 @@ model: text Third answer.
 // its retry announced with `source: "branchSummary"`.
 scenario!(
     a_failed_branch_summary_is_retried,
+    second_question("maxRetries=2 baseDelayMs=500", ""),
     r#"
-session: maxRetries=2 baseDelayMs=500
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model: text Second answer.
 tick 1000
 navigate: 3 summarize
@@ -341,12 +318,8 @@ model: usage=20/5 text They asked a second question.
 
 scenario!(
     navigate_without_summary_to_an_assistant_message,
+    second_question("maxRetries=3", ""),
     r#"
-session: maxRetries=3
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model: text Second answer.
 navigate: 2 label=here
 navigate: 2
@@ -434,12 +407,8 @@ model: text Answer.
 // entry on whichever branch the summary leaves).
 scenario!(
     compaction_waits_for_a_navigation,
+    second_question("keepRecentTokens=5", ""),
     r#"
-session: keepRecentTokens=5
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model: text Second answer.
 navigate: 3 summarize
 compact:
@@ -453,13 +422,10 @@ model: text Summary of the branch.
 // branch summary runs, a navigation while the agent answers, and one while a compaction runs.
 #[test]
 fn prompts_and_navigations_while_busy_are_refused_with_pi_texts() {
-    let transcript = check(
+    let opening = second_question("keepRecentTokens=5", "");
+    let transcript = check(&format!(
+        "{opening}{}",
         r#"
-session: keepRecentTokens=5
-user: First question
-model: text First answer.
-tick 1000
-user: Second question
 model~ text "Partial"
 navigate: 2
 model: text " answer."
@@ -473,13 +439,9 @@ navigate: 3 summarize
 user: Fourth question
 model: text Summary of the branch.
 "#,
-    );
-    let refusals: Vec<&str> = transcript
-        .lines()
-        .filter_map(|line| line.trim_start().strip_prefix("! "))
-        .collect();
+    ));
     assert_eq!(
-        refusals,
+        refusals(&transcript),
         [
             "Wait for the current response to finish before navigating the session tree.",
             "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.",
@@ -495,23 +457,16 @@ model: text Summary of the branch.
 // the manual compaction's refusal.
 #[test]
 fn a_prompt_during_an_automatic_compaction_is_refused() {
-    let transcript = check(
+    let opening = second_question(SMALL_WINDOW, USAGE);
+    let transcript = check(&format!(
+        "{opening}{}",
         r#"
-session: contextWindow=2000 reserveTokens=500 keepRecentTokens=5
-user: First question
-model: usage=100/20 text First answer.
-tick 1000
-user: Second question
 model: usage=1600/20 text Second answer.
 user: Third question
 user-followup: Fourth question
 model: text Summary of the first exchange.
 "#,
-    );
-    let refusals: Vec<&str> = transcript
-        .lines()
-        .filter_map(|line| line.trim_start().strip_prefix("! "))
-        .collect();
+    ));
     let text = "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.";
-    assert_eq!(refusals, [text, text], "{transcript}");
+    assert_eq!(refusals(&transcript), [text, text], "{transcript}");
 }

@@ -134,32 +134,23 @@ fn check(name: &str) {
     );
 }
 
-#[test]
-fn a_plain_text() {
-    check("a_plain_text");
+/// One test a reference trace, named as its folder.
+macro_rules! traces {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check(stringify!($name));
+            }
+        )*
+    };
 }
 
-#[test]
-fn b_tool_read() {
-    check("b_tool_read");
-}
-
-#[test]
-fn c_two_tools() {
-    check("c_two_tools");
-}
-
-#[test]
-fn d2_retry_agent_level() {
-    check("d2_retry_agent_level");
-}
-
-#[test]
-fn e_rpc() {
-    check("e_rpc");
-}
-
-#[test]
-fn f_session_resume() {
-    check("f_session_resume");
-}
+traces!(
+    a_plain_text,
+    b_tool_read,
+    c_two_tools,
+    d2_retry_agent_level,
+    e_rpc,
+    f_session_resume
+);

@@ -77,6 +77,21 @@ impl Session {
         let now = self.tick();
         self.tree.append_message(message, now, &mut self.ids)
     }
+
+    /// A compaction of `tokens_before` tokens keeping from `kept`, with no details or usage.
+    fn compact(&mut self, summary: &str, kept: Option<&str>, tokens_before: u64) {
+        let now = self.tick();
+        self.tree.append_compaction(
+            summary,
+            kept,
+            tokens_before,
+            None,
+            None,
+            None,
+            now,
+            &mut self.ids,
+        );
+    }
 }
 
 #[test]
@@ -226,17 +241,7 @@ fn the_latest_compaction_replaces_what_it_summarised() {
     s.say(assistant("a1"));
     let (kept, _) = s.say(user("two"));
     s.say(assistant("a2"));
-    let now = s.tick();
-    s.tree.append_compaction(
-        "first summary",
-        Some(&kept),
-        1000,
-        None,
-        None,
-        None,
-        now,
-        &mut s.ids,
-    );
+    s.compact("first summary", Some(&kept), 1000);
     s.say(user("three"));
     assert_eq!(
         texts(&s.tree),
@@ -248,32 +253,12 @@ fn the_latest_compaction_replaces_what_it_summarised() {
         ]
     );
     let (kept2, _) = s.say(assistant("a3"));
-    let now = s.tick();
-    s.tree.append_compaction(
-        "second summary",
-        Some(&kept2),
-        2000,
-        None,
-        None,
-        None,
-        now,
-        &mut s.ids,
-    );
+    s.compact("second summary", Some(&kept2), 2000);
     assert_eq!(
         texts(&s.tree),
         ["compaction:second summary", "assistant:a3"]
     );
-    let now = s.tick();
-    s.tree.append_compaction(
-        "lost anchor",
-        Some("notonpath"),
-        3000,
-        None,
-        None,
-        None,
-        now,
-        &mut s.ids,
-    );
+    s.compact("lost anchor", Some("notonpath"), 3000);
     assert_eq!(
         texts(&s.tree),
         ["compaction:lost anchor"],

@@ -1,9 +1,10 @@
-//! What the tests of extension actions share: a reasoning model, a hook point's decision with
-//! the actions its handlers asked for, a model's answer, and the prompt whose run waits for
-//! `before_agent_start`. Uses `support` (`support/session.rs`), which each test binary mounts.
+//! What the tests of extension actions share: a reasoning model, a `before_agent_start`
+//! decision with the actions its handlers asked for, a model's answer, and the prompt whose run
+//! waits for `before_agent_start`. Uses `support` (`support/session.rs`), which each test
+//! binary mounts.
 #![allow(dead_code)]
 
-use pi_core::agent::hooks::{HookAction, HookDecision, HookOutcome};
+use pi_core::agent::hooks::{HookAction, HookDecision};
 use pi_core::agent::{CallId, Input, StreamEvent};
 use pi_core::agent_session::{SessionInput, SessionMachine};
 use pi_core::message::AssistantMessage;
@@ -20,25 +21,13 @@ pub fn reasoner() -> Model {
     }
 }
 
-/// A hook point `call` decided, with the actions its handlers asked for and no error.
-pub fn decided(call: CallId, decision: HookDecision, actions: Vec<HookAction>) -> SessionInput {
-    SessionInput::Answer(Input::HookDecided {
-        call,
-        outcome: HookOutcome {
-            decision,
-            actions,
-            errors: vec![],
-        },
-    })
-}
-
 /// `before_agent_start` decided with no message and the prompt unchanged.
 pub fn started(call: CallId, actions: Vec<HookAction>) -> SessionInput {
     let decision = HookDecision::BeforeAgentStart {
         messages: vec![],
         system_prompt: None,
     };
-    decided(call, decision, actions)
+    crate::support::decided_as(call, decision, actions)
 }
 
 /// Model call `call` answered with `message` (an assistant message's JSON).
@@ -65,14 +54,7 @@ pub fn tool_call_answer() -> Value {
 /// Prompts at time 1; the `before_agent_start` hook point the run waits for.
 pub fn prompt(s: &mut SessionMachine) -> CallId {
     let step = s
-        .step(
-            1,
-            SessionInput::Prompt {
-                text: "What does it say?".into(),
-                images: vec![],
-                streaming_behavior: None,
-            },
-        )
+        .step(1, crate::support::prompt("What does it say?"))
         .unwrap();
     crate::support::hook(&step)
 }

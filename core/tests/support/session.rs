@@ -7,13 +7,17 @@ use std::sync::Arc;
 use pi_core::agent::convert::CodingAgentHooks;
 use pi_core::agent::hooks::HookPayload;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
-use pi_core::agent::{AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolSpec};
+use pi_core::agent::{
+    AgentConfig, CallId, Effect, Input, ModelRequest, StreamEvent, ToolOutcome, ToolSpec,
+};
 use pi_core::agent_session::retry::RetrySettings;
 use pi_core::agent_session::{SessionConfig, SessionInput, SessionMachine, SessionStep};
 use pi_core::compaction::CompactionSettings;
-use pi_core::message::AssistantMessage;
+use pi_core::event::{AgentEvent, Event, ToolResult};
+use pi_core::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason};
+use pi_core::model::{Model, ThinkingLevel};
 use pi_core::resources::Resources;
-use pi_core::script::mock_model;
+use pi_core::script::{mock_model, tool};
 use pi_core::session::ids::IdGenerator;
 use pi_core::session::tree::SessionTree;
 use serde_json::{json, Value};
@@ -70,6 +74,26 @@ pub fn hooked(
     )
 }
 
+/// A session on `model` at `thinking_level`, with the `echo` tool, whose extensions handle
+/// `handled`: what the tests of a handler's session actions run.
+pub fn acting(
+    model: Model,
+    thinking_level: ThinkingLevel,
+    handled: impl IntoIterator<Item = HookEvent>,
+) -> SessionMachine {
+    machine(
+        AgentConfig {
+            thinking_level,
+            model,
+            tools: vec![tool("echo", false)],
+            handled_hooks: HandledHooks::of(handled),
+            hooks: Arc::new(CodingAgentHooks::default()),
+            ..AgentConfig::default()
+        },
+        Resources::default(),
+    )
+}
+
 /// A user's prompt of `text`, with no images, while idle.
 pub fn prompt(text: &str) -> SessionInput {
     SessionInput::Prompt {
@@ -115,6 +139,14 @@ pub fn hooks(step: &SessionStep) -> Vec<(CallId, HookPayload)> {
         .collect()
 }
 
+/// The hook points `step` asked for, their payloads as JSON.
+pub fn hooks_json(step: &SessionStep) -> Vec<(CallId, Value)> {
+    hooks(step)
+        .into_iter()
+        .map(|(call, payload)| (call, serde_json::to_value(payload).unwrap()))
+        .collect()
+}
+
 /// The step's events by their `type`.
 pub fn kinds(step: &SessionStep) -> Vec<String> {
     step.events
@@ -126,6 +158,24 @@ pub fn kinds(step: &SessionStep) -> Vec<String> {
                 .to_owned()
         })
         .collect()
+}
+
+/// At `now`, the prompt `text` while idle: the model call it asks for.
+pub fn prompted(s: &mut SessionMachine, now: u64, text: &str) -> CallId {
+    let step = s.step(now, prompt(text)).unwrap();
+    requests(&step).remove(0).0
+}
+
+/// At `now`, the prompt `text` while idle, answered with `answer` a moment later: the step the
+/// answer made.
+pub fn prompted_and_answered(
+    s: &mut SessionMachine,
+    now: u64,
+    text: &str,
+    answer: &str,
+) -> SessionStep {
+    let call = prompted(s, now, text);
+    s.step(now + 1, answered(call, answer)).unwrap()
 }
 
 /// Model call `call` answered with `text`.
@@ -166,6 +216,74 @@ fn answered_using(call: CallId, content: Value, stop_reason: &str, tokens: Value
             message,
         },
     })
+}
+
+/// The tool call `effects` start running (the first, where several do).
+pub fn tool_run(effects: &[Effect]) -> CallId {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::RunTool { call, .. } => Some(*call),
+            _ => None,
+        })
+        .expect("a tool run")
+}
+
+/// Tool call `call` finished with `text` as its result.
+pub fn tool_finished(call: CallId, text: &str) -> SessionInput {
+    SessionInput::Answer(Input::ToolFinished {
+        call,
+        outcome: ToolOutcome::Ok(ToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..ToolResult::default()
+        }),
+    })
+}
+
+/// At `now`, model call `call` ends with an empty answer that stops: the step it made.
+pub fn stopped(s: &mut SessionMachine, now: u64, call: CallId) -> SessionStep {
+    let event = StreamEvent::Done {
+        reason: StopReason::Stop,
+        message: AssistantMessage::default(),
+    };
+    s.step(now, SessionInput::Answer(Input::Model { call, event }))
+        .unwrap()
+}
+
+/// The messages `agent_end` in `step` reports as the run's own.
+pub fn ended_messages(step: &SessionStep) -> Vec<AgentMessage> {
+    step.events
+        .iter()
+        .find_map(|e| match e {
+            Event::Agent(AgentEvent::AgentEnd { messages, .. }) => Some(messages.clone()),
+            _ => None,
+        })
+        .expect("agent_end")
+}
+
+/// The agent's transcript, as JSON.
+pub fn transcript(s: &SessionMachine) -> Vec<Value> {
+    s.agent()
+        .messages()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect()
+}
+
+/// The session's entries of `kind`, as JSON without their ids and times.
+pub fn entries_of(s: &SessionMachine, kind: &str) -> Vec<Value> {
+    s.tree()
+        .entries()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|e| e["type"] == kind)
+        .map(|mut e| {
+            for key in ["id", "parentId", "timestamp"] {
+                e.as_object_mut().unwrap().remove(key);
+            }
+            e
+        })
+        .collect()
 }
 
 /// Hook point `call` decided `decision`, the handlers having asked for `actions`.
