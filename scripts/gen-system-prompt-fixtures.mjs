@@ -45,7 +45,7 @@ fs.writeFileSync(new URL("docs.txt", dataDir), docs);
 // themselves import the TUI, so they are read, not imported).
 const contributions = {};
 const sampling = {};
-for (const name of ["read", "bash", "edit", "write", "grep", "find", "ls"]) {
+for (const name of ["read", "bash", "powershell", "edit", "write", "grep", "find", "ls"]) {
   const text = fs.readFileSync(path.join(dist, `core/tools/${name}.js`), "utf8");
   const block = text.match(/ToolSystemPromptContribution = (\{[\s\S]*?\n\});/)[1];
   contributions[name] = Function(`return ${block}`)();
@@ -64,7 +64,10 @@ const definitions = JSON.parse(fs.readFileSync(definitionsFile, "utf8")).map((d)
       if (guidelines.length > 0) ordered.promptGuidelines = guidelines;
     }
   }
-  if (sampling[d.name]) ordered.constrainedSampling = sampling[d.name];
+  // powershell's module declares none itself (bash's shared shell definition does): the one
+  // gen-tool-definitions.mjs read off the definition stays.
+  const declared = sampling[d.name] ?? constrainedSampling;
+  if (declared) ordered.constrainedSampling = declared;
   return ordered;
 });
 fs.writeFileSync(definitionsFile, JSON.stringify(definitions, null, 1) + "\n");
@@ -83,6 +86,8 @@ const options = [
   { name: "no-snippets", o: { cwd: "/repo" } },
   { name: "all-tools", o: { ...base, selectedTools: ["read", "bash", "edit", "write", "grep", "find", "ls"] } },
   { name: "bash-and-ls", o: { ...base, cwd: "C:\\Users\\me\\repo", selectedTools: ["bash", "ls"] } },
+  { name: "powershell-without-explorers", o: { ...base, selectedTools: ["read", "powershell"] } },
+  { name: "both-shells", o: { ...base, selectedTools: ["bash", "powershell", "edit"] } },
   { name: "no-bash", o: { ...base, selectedTools: ["read"], promptGuidelines: ["  Custom rule  ", "", "Be concise in your responses", "Custom rule"] } },
   { name: "context-skills-append", o: { ...base, contextFiles, skills, appendSystemPrompt: "Extra instructions." } },
   { name: "skills-with-bash-only", o: { ...base, selectedTools: ["bash"], skills } },

@@ -1,4 +1,4 @@
-// Writes the definitions of the original's seven built-in tools as data
+// Writes the definitions of the original's eight built-in tools as data
 // (core/src/tools/definitions.json): name, label, description, prompt snippet and guidelines,
 // the JSON schema of the parameters and the constrained sampling the tool asks for, exactly as
 // the original sends, shows and records them (a system message's toolsAdded).
@@ -14,8 +14,8 @@ import { original } from "./pi-original.mjs";
 const [piDir] = process.argv.slice(2);
 const { createAllToolDefinitions } = await original(piDir).agentModule("core/tools/index.js");
 const cwd = "/CWD-PLACEHOLDER";
-// 1.5.2 also defines powershell, Windows' shell tool, which this harness does not offer.
-const definitions = Object.values(createAllToolDefinitions(cwd)).filter((d) => d.name !== "powershell").map((d) => {
+// powershell, Windows' shell tool, is defined (and registered) on every platform.
+const definitions = Object.values(createAllToolDefinitions(cwd)).map((d) => {
   const text = JSON.stringify(d.parameters) + d.description + (d.promptSnippet ?? "");
   if (text.includes(cwd)) throw new Error(`${d.name}: the definition depends on the working directory`);
   return {

@@ -95,8 +95,8 @@ export async function init(request) {
 }
 
 /** Pi's built-in tool definition factories, whose output schemas a script's calls resolve by. */
-const BUILTIN_DEFINITIONS = ["read", "bash", "edit", "write", "grep", "find", "ls"].map(
-  (name) => `create${name[0].toUpperCase()}${name.slice(1)}ToolDefinition`,
+const BUILTIN_DEFINITIONS = ["Read", "Bash", "PowerShell", "Edit", "Write", "Grep", "Find", "Ls"].map(
+  (name) => `create${name}ToolDefinition`,
 );
 
 function definitionFactories(module) {

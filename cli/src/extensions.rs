@@ -315,6 +315,27 @@ impl Runtime {
             auth_providers,
         }
     }
+
+    /// [`Runtime::host_models`] of `registry` (the run's as extensions changed it), its keys
+    /// looked up in the run's auth and environment.
+    pub(crate) fn host_models_of(
+        &self,
+        registry: &pi_providers::registry::ModelRegistry,
+    ) -> HostModels {
+        let models = registry.all().to_vec();
+        let mut auth_providers: Vec<String> = Vec::new();
+        for model in &models {
+            if !auth_providers.contains(&model.provider)
+                && registry.has_configured_auth(model, &self.auth, &self.env)
+            {
+                auth_providers.push(model.provider.clone());
+            }
+        }
+        HostModels {
+            models,
+            auth_providers,
+        }
+    }
 }
 
 /// The line of Pi 1.5.2's help after which the extensions' flags are listed.

@@ -338,7 +338,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 .extensions
                 .load(std::sync::Arc::clone(background) as _);
         }
-        if runtime.extension_host.is_some() {
+        // A run that loads no extension now may load some for a session that replaces its
+        // first (the settings naming them since): Pi's MCP extension connects theirs then.
+        let late = runtime.extension_host.is_none() && runtime.loads_extensions;
+        if runtime.extension_host.is_some() || late {
             // Pi's MCP extension follows the servers extensions register after loading.
             let later = std::sync::Arc::new(pi_mcp::Later::new(
                 runtime.cwd.clone(),
@@ -348,7 +351,9 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 runtime.custom_tools.clone(),
                 servers.resources.clone(),
             ));
-            runtime.extensions.load(std::sync::Arc::clone(&later) as _);
+            if !late {
+                runtime.extensions.load(std::sync::Arc::clone(&later) as _);
+            }
             runtime.mcp_later = Some(std::sync::Arc::clone(&later));
             servers.later = Some(later);
         }

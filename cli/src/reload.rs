@@ -9,6 +9,7 @@
 //! applying) and the settings' queue modes, so that a recording holds them and a replay (which
 //! loads nothing) takes them from there.
 
+use pi_core::agent::hooks::RegisteredMcpServer;
 use pi_core::agent_session::{Reload, ReloadedPromptFiles, SessionInput, StartError};
 use pi_effects::agent_session::AgentSession;
 use pi_effects::custom_tool::ToolRegistry;
@@ -78,10 +79,25 @@ pub(crate) fn reload<I: Interpreter>(
     );
     // The host's extensions of the previous load (all share the run's mirror) give way to the
     // new load's; the others (the MCP client's) keep their places.
-    let extensions = runtime.extensions.reloaded(
+    let mut loaded = crate::extensions::handlers(&registrations, host, state);
+    // A run that started with no extension loads them for a session that replaced its first:
+    // Pi's MCP extension is among them, and connects the servers they registered.
+    let late_run = runtime.extension_host.is_none();
+    let follows_servers = match (&runtime.mcp_later, late_run) {
+        (Some(later), true) => {
+            loaded.push(std::sync::Arc::clone(later) as _);
+            true
+        }
+        _ => false,
+    };
+    let mut extensions = runtime.extensions.reloaded(
         |extension| extension.mirror().is_some_and(|mirror| mirror.same(state)),
-        crate::extensions::handlers(&registrations, host, state),
+        loaded,
     );
+    if late_run {
+        // Their providers changed after loading go to the run's registry, as at a start's.
+        extensions.take_provider_changes(runtime.live_providers());
+    }
     let mut tools = ToolRegistry::new();
     register_tools(&mut tools, &registrations, host, state);
     let reload = Reload {
@@ -104,6 +120,20 @@ pub(crate) fn reload<I: Interpreter>(
             system_prompt: prompt_files.system_prompt,
             append_system_prompt: prompt_files.append_system_prompt,
         }),
+        // The replacement that took this load adds them (see `replacement::replace`).
+        providers: Vec::new(),
+        mcp_servers: if follows_servers {
+            crate::extensions::registered_servers(&registrations)
+                .into_iter()
+                .map(|server| RegisteredMcpServer {
+                    name: server.name,
+                    extension_path: server.extension_path,
+                    config: Some(server.config),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     };
     session
         .interpreter_mut()

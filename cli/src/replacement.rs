@@ -314,11 +314,13 @@ pub(crate) async fn replace<R: Replacer>(
     // Pi builds the new session's runtime again: the extensions are loaded again, and what
     // they register (with the resources read again) is the new session's.
     let (runtime, session) = front.runtime_and_session();
+    let mut providers = Vec::new();
     let mut loaded = match crate::reload::reload(runtime, session) {
-        Ok((SessionInput::Reloaded(Some(mut loaded)), _)) => {
+        Ok((SessionInput::Reloaded(Some(mut loaded)), registrations)) => {
             // A new runtime has no tools to add to, and its start reported its errors.
             loaded.added_default_tools.clear();
             loaded.start_errors.clear();
+            providers = registrations.map(|r| r.providers).unwrap_or_default();
             Some(loaded)
         }
         Ok(_) => None,
@@ -330,6 +332,14 @@ pub(crate) async fn replace<R: Replacer>(
     front.extensions_loaded();
     if let Err(error) = front.runtime().forget_provider_changes() {
         front.say(&error);
+    }
+    // The new runtime's registry has the providers its extensions registered while loading.
+    let (adopted, refused) = front.runtime().adopt_loaded_providers(&providers);
+    for error in &refused {
+        front.say(error);
+    }
+    if let Some(loaded) = loaded.as_mut() {
+        loaded.providers = adopted;
     }
     // What the new load registered is the new session's though no handler hears its start
     // (Pi's new runtime has only the new load); a replay sends it where its recording has it.

@@ -26,7 +26,7 @@ pub fn tool_list_error(entries: &[String]) -> Option<String> {
 
 /// The active tools, in Pi's order: `defaults` changed by `+name`/`-name` entries; or the
 /// allowlist's exact names in its order, then the built-in tools a pattern matches in the
-/// registry's order (read, bash, edit, write, grep, find, ls); then without the excluded ones.
+/// registry's order (read, bash, powershell, edit, write, grep, find, ls); then without the excluded ones.
 /// `tools` must have passed [`tool_list_error`].
 pub fn select_tools(
     defaults: &[String],

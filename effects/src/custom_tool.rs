@@ -1,5 +1,5 @@
 //! Custom tools: tools a program defines (an SDK user, an MCP client, an extension sidecar) and
-//! the Live interpreter runs beside Pi's seven built-ins. A tool's declaration is data
+//! the Live interpreter runs beside Pi's eight built-ins. A tool's declaration is data
 //! ([`CustomToolDefinition`], which a run's configuration and so its cassette holds); running
 //! it is a [`CustomTool`] found in a [`ToolRegistry`]. A call is an effect like a built-in's:
 //! recorded in a cassette and answered from it on replay, where the registry is not consulted

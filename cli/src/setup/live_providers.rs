@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use pi_core::agent_session::ProviderChange;
+use pi_core::agent_session::{LoadedProvider, ProviderChange};
 use pi_core::model::Model;
 use pi_effects::extension::runtime_providers::{ProviderModels, RuntimeProviders};
 use pi_providers::registry::{AuthStorage, Environment, ModelRegistry, ProviderRegistration};
@@ -74,6 +74,32 @@ impl LiveProviders {
     }
 }
 
+impl LiveProviders {
+    /// Registers `registration` in the registry as it is now (see
+    /// [`RuntimeProviders::register`]): the provider's models after it, or the registry's
+    /// refusal.
+    pub fn register_provider(
+        &self,
+        registration: &ProviderRegistration,
+    ) -> Result<ProviderModels, String> {
+        let mut state = lock(&self.state);
+        let Some((registry, auth, env)) = state.as_mut() else {
+            return Err(format!(
+                "Provider {}: no model registry is running to register it in",
+                registration.name
+            ));
+        };
+        registry.register_provider(registration)?;
+        // Before the decision (and any request using the key) is recorded.
+        if let Some(sink) = lock(&self.credentials).as_ref() {
+            for (value, source) in pi_effects::secrets::credentials(registry, auth, env, []) {
+                sink(&value, &source);
+            }
+        }
+        Ok(Self::models(registry, auth, env, &registration.name))
+    }
+}
+
 impl RuntimeProviders for LiveProviders {
     fn register(&self, registration: &Value) -> Result<ProviderModels, String> {
         let registration: ProviderRegistration = serde_json::from_value(registration.clone())
@@ -82,21 +108,7 @@ impl RuntimeProviders for LiveProviders {
                     "the extension host sent a provider registration this harness cannot read: {e}"
                 )
             })?;
-        let mut state = lock(&self.state);
-        let Some((registry, auth, env)) = state.as_mut() else {
-            return Err(format!(
-                "Provider {}: no model registry is running to register it in",
-                registration.name
-            ));
-        };
-        registry.register_provider(&registration)?;
-        // Before the decision (and any request using the key) is recorded.
-        if let Some(sink) = lock(&self.credentials).as_ref() {
-            for (value, source) in pi_effects::secrets::credentials(registry, auth, env, []) {
-                sink(&value, &source);
-            }
-        }
-        Ok(Self::models(registry, auth, env, &registration.name))
+        self.register_provider(&registration)
     }
 
     fn unregister(&self, name: &str) -> ProviderModels {
@@ -126,6 +138,42 @@ impl Runtime {
             Some(change) => change.available,
             None => self.has_auth(model),
         }
+    }
+
+    /// Takes the providers a load for a replacing session registered while loading, in a run
+    /// that started with no extension (Pi builds that session's registry with them; a run
+    /// whose start loaded them has them in its own): each registered in the registry
+    /// extensions change (its keys told to a recording first), the extensions' catalog
+    /// following. The providers as the session takes them come back, and Pi's diagnostic for
+    /// each the registry refused.
+    pub(crate) fn adopt_loaded_providers(
+        &self,
+        registrations: &[ProviderRegistration],
+    ) -> (Vec<LoadedProvider>, Vec<String>) {
+        let (mut adopted, mut refused) = (Vec::new(), Vec::new());
+        if self.extension_host.is_some() || registrations.is_empty() {
+            return (adopted, refused);
+        }
+        let live = self.live_providers();
+        for registration in registrations {
+            match live.register_provider(registration) {
+                Ok((models, available)) => adopted.push(LoadedProvider {
+                    name: registration.name.clone(),
+                    models,
+                    available,
+                }),
+                Err(message) => refused.push(format!(
+                    "Extension \"{}\" error: {message}",
+                    registration.extension_path
+                )),
+            }
+        }
+        if let (Some(host), Some(registry)) = (self.host(), live.current()) {
+            if let Err(error) = host.set_catalog(&self.host_models_of(&registry)) {
+                refused.push(error.to_string());
+            }
+        }
+        (adopted, refused)
     }
 
     /// The registry extensions change while the run goes on, shared with each call's options.

@@ -114,6 +114,27 @@ fn exposures_decide_what_is_declared_and_callable_and_replay_without_node() {
         .find(|e| e["type"] == "entry_appended")
         .map(|e| e["entry"]["data"]["all"].clone())
         .unwrap();
+    // Pi's eight built-ins first, `powershell` (Windows' shell) among them on every platform.
+    let builtins: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[0].as_str().unwrap())
+        .take_while(|name| *name != "quiet")
+        .collect();
+    assert_eq!(
+        builtins,
+        [
+            "read",
+            "bash",
+            "powershell",
+            "edit",
+            "write",
+            "grep",
+            "find",
+            "ls"
+        ]
+    );
     let exposures: Vec<String> = listed
         .as_array()
         .unwrap()
@@ -130,6 +151,7 @@ fn exposures_decide_what_is_declared_and_callable_and_replay_without_node() {
             "orch model-only",
             "scripted codemode",
             "caller direct",
+            "codemode model-only",
             "tool_search model-only",
         ]
     );

@@ -797,3 +797,138 @@ fn a_replacement_loads_the_extensions_the_settings_name_since_in_a_run_that_had_
     });
     diverges(&env, &renamed, "a changed registration");
 }
+
+/// A run that started with no extension, whose settings name one before an RPC `new_session`
+/// (conformance case `replace_loads_providers_mcp`): the extension, loaded for the new
+/// session, registers a provider and an MCP server while loading. As in Pi 1.5.2 the provider
+/// joins the model lists and takes the requests once chosen (its key and header sent, its key
+/// kept out of the recording), and the server connects, its tool declared and called. The
+/// `replaced` input and the MCP extension's decision hold both, so a replay with no Node, no
+/// extension and no server reproduces; the provider's model renamed there diverges.
+#[test]
+fn a_replacement_adds_the_providers_and_mcp_servers_of_the_extensions_it_loads_late() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"text": ["Hello."]},
+        {"tool_calls": [{"id": "call_shout", "name": "mcp__shouter__shout", "arguments": "{\"text\":\"hey\"}"}]},
+        {"text": ["Shouted."]},
+        {"text": ["From the late provider."]}
+    ]));
+    let env = Env::new(&mock);
+    let case = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/replace_loads_providers_mcp");
+    let added = env.cwd().join("late.ts");
+    std::fs::copy(case.join("extension.ts"), &added).unwrap();
+    let settings = env.path("agent").join("settings.json");
+    std::fs::write(&settings, "{}").unwrap();
+    let cassette = env.path("late-providers.jsonl");
+    let mut command = env.rpc_command();
+    command.args(["--record", cassette.to_str().unwrap()]);
+    with_host(&mut command, &path);
+    let (mut child, mut stdin, output) = spawn_rpc(&mut command);
+    send(
+        &mut stdin,
+        json!({"id": "p1", "type": "prompt", "message": "Hi"}),
+    );
+    let (mut recorded, mut settled) = (String::new(), 0);
+    for line in output {
+        let line = line.unwrap();
+        recorded.push_str(&line);
+        recorded.push('\n');
+        if serde_json::from_str::<Value>(&line).unwrap()["type"] != "agent_settled" {
+            continue;
+        }
+        settled += 1;
+        match settled {
+            1 => {
+                let named = json!({ "extensions": [added] });
+                std::fs::write(&settings, named.to_string()).unwrap();
+                send(&mut stdin, json!({"id": "n1", "type": "new_session"}));
+                send(
+                    &mut stdin,
+                    json!({"id": "m2", "type": "get_available_models"}),
+                );
+                send(
+                    &mut stdin,
+                    json!({"id": "p2", "type": "prompt", "message": "Shout hey"}),
+                );
+            }
+            2 => {
+                send(
+                    &mut stdin,
+                    json!({"id": "s1", "type": "set_model", "provider": "late", "modelId": "late-model"}),
+                );
+                send(
+                    &mut stdin,
+                    json!({"id": "p3", "type": "prompt", "message": "Again"}),
+                );
+            }
+            _ => break,
+        }
+    }
+    drop(stdin.take());
+    assert!(child.wait().unwrap().success(), "{recorded}");
+    let lines = json_lines(&recorded);
+    let response = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "response" && l["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no response {id}: {recorded}"))
+    };
+    let listed: Vec<String> = response("m2")["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}/{}",
+                m["provider"].as_str().unwrap(),
+                m["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(listed.contains(&"late/late-model".to_owned()), "{listed:?}");
+    assert_eq!(response("s1")["success"], true, "{recorded}");
+    let shouted = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end")
+        .map(|l| l["result"]["content"][0]["text"].clone());
+    assert_eq!(shouted, Some(json!("HEY")), "{recorded}");
+    let declared = mock.declared_tools();
+    assert_eq!(declared.len(), 4, "{declared:?}");
+    assert!(!declared[0].iter().any(|t| t == "mcp__shouter__shout"));
+    assert!(declared[1].iter().any(|t| t == "mcp__shouter__shout"));
+    // The last request went through the late provider, with its key and its header.
+    let log = std::fs::read_to_string(&mock.log).unwrap();
+    let heads: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("event").is_none())
+        .map(|v| v["headers"].clone())
+        .collect();
+    assert_eq!(heads.len(), 4, "{log}");
+    assert_eq!(heads[3]["x-late"], "yes", "{:?}", heads[3]);
+    assert_eq!(
+        heads[3]["authorization"],
+        "Bearer late-provider-key-0123456789"
+    );
+    assert_ne!(heads[2]["x-late"], "yes");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert!(
+        !text.contains("late-provider-key-0123456789"),
+        "the key was recorded"
+    );
+
+    std::fs::remove_file(&added).unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    std::fs::remove_file(env.cwd().join("shouter.cjs")).unwrap();
+    assert_replays_without_node(&env, &cassette, &recorded);
+
+    let renamed = tampered_input(&cassette, "replaced", |loaded| {
+        if !loaded.is_null() {
+            loaded["providers"][0]["models"][0]["id"] = json!("other-model");
+        }
+    });
+    diverges(&env, &renamed, "a changed provider");
+}

@@ -3,17 +3,15 @@
 // registered inactive tool, an active one and an unknown name (ignored), so the first request
 // declares them and the prompt lists them; at the first turn's end it asks for tools in another
 // order (the active one asked for keeps its place), which the run's next request declares with a
-// system message patching the prompt's tools. The registered tools are reported without
-// `powershell` and `codemode`, which 1.5.2 registers and ours does not have; `tool_search` (its
-// built-in extension's, registered inactive) is reported whole.
+// system message patching the prompt's tools. The registered tools are reported whole, the
+// built-ins `powershell` (registered inactive on every platform) and `codemode` among them;
+// `tool_search` (its built-in extension's, registered inactive) is reported whole.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-
-const ABSENT = ["powershell", "codemode"];
 
 export default function (pi: ExtensionAPI) {
 	let turns = 0;
 	const report = (point: string, ctx: ExtensionContext) => {
-		const all = pi.getAllTools().filter((tool) => !ABSENT.includes(tool.name));
+		const all = pi.getAllTools();
 		const grep = all.find((tool) => tool.name === "grep");
 		const search = all.find((tool) => tool.name === "tool_search");
 		ctx.ui.notify(

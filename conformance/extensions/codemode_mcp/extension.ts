@@ -49,7 +49,7 @@ export default function (pi: any) {
   pi.registerMcpServer("calc", { command: process.execPath, args: [script], description: "A calculator." });
   pi.on("agent_end", () => {
     pi.appendEntry("tools", {
-      all: pi.getAllTools().map((t: any) => [t.name, t.exposure]).filter(([name]: [string]) => name !== "powershell"),
+      all: pi.getAllTools().map((t: any) => [t.name, t.exposure]),
       active: pi.getActiveTools(),
     });
   });

@@ -1,6 +1,6 @@
 // Reports, before the run starts, what the tool getters say of Pi's built-in codemode tool: the
-// registered tools' names in registry order (without `powershell`, which 1.5.2 registers and
-// ours does not have), codemode's own entry whole, and the active tools; and what
+// registered tools' names in registry order (`powershell`, registered on every platform, among
+// them), codemode's own entry whole, and the active tools; and what
 // pi.getSettings() holds for codemode. An extension tool registered beside it shows where the
 // built-in extension's tool falls in the registry, and its source.
 import { Type } from "typebox";
@@ -17,7 +17,7 @@ export default function (pi: ExtensionAPI) {
 		},
 	});
 	pi.on("before_agent_start", async (_event, ctx) => {
-		const all = pi.getAllTools().filter((tool) => tool.name !== "powershell");
+		const all = pi.getAllTools();
 		const codemode = all.find((tool) => tool.name === "codemode");
 		ctx.ui.notify(
 			JSON.stringify({

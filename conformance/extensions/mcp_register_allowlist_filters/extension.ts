@@ -44,11 +44,9 @@ export default function (pi: any) {
     parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
     execute: async () => ({ content: [{ type: "text", text: "noted" }], details: {} }),
   });
-  // Pi lists these built-ins in `getAllTools()` too; this harness does not register them yet.
-  const unlisted = ["powershell", "codemode"];
   pi.on("agent_end", () => {
     pi.appendEntry("tools", {
-      all: pi.getAllTools().map((t: any) => t.name).filter((name: string) => !unlisted.includes(name)),
+      all: pi.getAllTools().map((t: any) => t.name),
       active: pi.getActiveTools(),
     });
   });

@@ -41,9 +41,8 @@ export default function (pi: any) {
   pi.registerMcpServer("notes", { command: process.execPath, args: [script], exposure: "codemode" });
   pi.registerMcpServer("helper", { command: process.execPath, args: [script, "plain"], exposure: "deferred" });
   pi.on("agent_end", () => {
-    const unlisted = ["powershell", "codemode"];
     pi.appendEntry("tools", {
-      all: pi.getAllTools().map((t: any) => t.name).filter((name: string) => !unlisted.includes(name)),
+      all: pi.getAllTools().map((t: any) => t.name),
       active: pi.getActiveTools(),
     });
   });

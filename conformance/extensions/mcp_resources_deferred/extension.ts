@@ -37,9 +37,8 @@ export default function (pi: any) {
   writeFileSync(script, SERVER);
   pi.registerMcpServer("notes", { command: process.execPath, args: [script], exposure: "deferred" });
   pi.on("agent_end", () => {
-    const unlisted = ["powershell", "codemode"];
     pi.appendEntry("tools", {
-      all: pi.getAllTools().map((t: any) => t.name).filter((name: string) => !unlisted.includes(name)),
+      all: pi.getAllTools().map((t: any) => t.name),
       active: pi.getActiveTools(),
     });
   });

@@ -55,9 +55,8 @@ export default function (pi: any) {
     },
   });
   pi.on("agent_end", () => {
-    const unlisted = ["powershell", "codemode"];
     pi.appendEntry("tools", {
-      all: pi.getAllTools().map((t: any) => t.name).filter((name: string) => !unlisted.includes(name)),
+      all: pi.getAllTools().map((t: any) => t.name),
       active: pi.getActiveTools(),
     });
   });

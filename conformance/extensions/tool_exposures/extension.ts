@@ -4,9 +4,6 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 
-// Pi lists these built-ins in `getAllTools()` too; this harness does not register them yet.
-const UNLISTED = ["powershell", "codemode"];
-
 export default function (pi: ExtensionAPI) {
 	const tool = (name: string, extra: Record<string, unknown>) =>
 		pi.registerTool({
@@ -44,7 +41,6 @@ export default function (pi: ExtensionAPI) {
 		pi.appendEntry("tools", {
 			all: pi
 				.getAllTools()
-				.filter((t) => !UNLISTED.includes(t.name))
 				.map((t) => [t.name, t.exposure, t.namespace ?? null, t.annotations ?? null]),
 			active: pi.getActiveTools(),
 		});

@@ -395,7 +395,9 @@ impl SessionMachine {
                 previous_session_file,
                 loaded,
             } => {
-                if let Some(loaded) = loaded {
+                let mut servers = Vec::new();
+                if let Some(mut loaded) = loaded {
+                    servers = std::mem::take(&mut loaded.mcp_servers);
                     let added = self.apply_reload(*loaded)?;
                     self.reactivate_registered_tools(&added);
                 }
@@ -403,6 +405,10 @@ impl SessionMachine {
                     reason,
                     previous_session_file,
                 });
+                if !servers.is_empty() {
+                    // Pi's MCP extension connects them at the session's start.
+                    self.tell_session(HookPayload::McpServersChange { servers });
+                }
                 self.discover_resources("startup");
             }
             SessionInput::Reloaded(reload) => {

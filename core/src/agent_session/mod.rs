@@ -44,6 +44,6 @@ pub use feed::{feed, Machine, Refused};
 pub use input::{INTERACTIVE_SOURCE, RPC_SOURCE};
 pub use loadout::ToolLoadout;
 pub use machine::SessionMachine;
-pub use reload::{Reload, ReloadedPromptFiles};
+pub use reload::{LoadedProvider, Reload, ReloadedPromptFiles};
 pub use runtime_providers::ProviderChange;
 pub use start_errors::StartError;

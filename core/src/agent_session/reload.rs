@@ -3,16 +3,18 @@
 //! session when [`SessionInput::Reloaded`](super::SessionInput::Reloaded) comes: the hook points
 //! it waits at, the extensions' tools in its registry and the prompt's inputs, the commands
 //! a prompt invokes, the context files, skills, prompt templates, `SYSTEM.md` and
-//! `APPEND_SYSTEM.md` and the settings' queue modes read again, and the errors reported after
-//! its start. The front end that loaded the extensions again says what
+//! `APPEND_SYSTEM.md` and the settings' queue modes read again, the errors reported after
+//! its start, and, for a session that replaced another in a run that started with no
+//! extension, the providers and MCP servers the load registered. The front end that loaded the extensions again says what
 //! they registered; a recording keeps it with the input, so a replay applies the same with no
 //! extension loaded.
 //! Without it (a recording made before reloads said it) the registrations stay as at the start.
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::hooks::HandledHooks;
+use crate::agent::hooks::{HandledHooks, RegisteredMcpServer};
 use crate::agent::QueueMode;
+use crate::model::Model;
 use crate::resources::{skills::LoadedSkill, templates::PromptTemplate};
 use crate::tools::custom::CustomToolDefinition;
 
@@ -70,6 +72,29 @@ pub struct Reload {
     /// else `SYSTEM.md` and `APPEND_SYSTEM.md`). `None`: those it had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_files: Option<ReloadedPromptFiles>,
+    /// The providers the new load registered while loading, where the session's registry did
+    /// not have them (a run that started with no extension, whose host started for a session
+    /// that replaced another): each provider's models as the front end's registry composed
+    /// them, taken as provider changes (the current model kept), so that the model lists,
+    /// `set_model` and a replay's answers know them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub providers: Vec<LoadedProvider>,
+    /// The MCP servers the new load registered while loading that no server of the run's
+    /// start is (a run that started with no extension): Pi's MCP extension connects them at
+    /// the session's start, which the session asks of the extensions that follow MCP servers
+    /// (`mcp_servers_change`) once the extensions heard it start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<RegisteredMcpServer>,
+}
+
+/// One provider a load registered, as its registry composed it (no key among its models).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadedProvider {
+    pub name: String,
+    pub models: Vec<Model>,
+    /// Whether a key can be found for it (its models are then available).
+    pub available: bool,
 }
 
 /// The prompt's replacement (`customPrompt`) and addendum a reload read again; each absent
@@ -112,6 +137,9 @@ impl SessionMachine {
             self.set_prompt_files(files.system_prompt, files.append_system_prompt);
         }
         self.start_errors = reload.start_errors;
+        for provider in &reload.providers {
+            self.change_provider(&provider.name, &provider.models, provider.available, true)?;
+        }
         if let Some(mode) = reload.steering_mode {
             self.set_queue_mode(mode, true)?;
         }

@@ -26,6 +26,10 @@ const PROJECT_CONTEXT_HEADING: &str = include_str!("project_context.txt");
 struct Rules {
     /// When bash is the only way to look at files.
     bash_without_explorers: String,
+    /// When PowerShell is (Windows' shell tool, which Pi registers on every platform).
+    powershell_without_explorers: String,
+    /// When both shells are.
+    both_shells_without_explorers: String,
     /// Always last.
     closing: Vec<String>,
 }
@@ -44,6 +48,8 @@ fn rules() -> Rules {
     // The file is part of the source; the unit test `the_data_files_parse` reads it.
     serde_json::from_str(include_str!("rules.json")).unwrap_or(Rules {
         bash_without_explorers: String::new(),
+        powershell_without_explorers: String::new(),
+        both_shells_without_explorers: String::new(),
         closing: Vec::new(),
     })
 }
@@ -159,8 +165,13 @@ fn build_rules(tools: &[&str], inputs: &SystemPromptInputs) -> String {
         }
     };
     let has = |name: &str| tools.contains(&name);
-    if has("bash") && !has("grep") && !has("find") && !has("ls") {
-        add(&fixed.bash_without_explorers);
+    if !has("grep") && !has("find") && !has("ls") {
+        match (has("bash"), has("powershell")) {
+            (true, true) => add(&fixed.both_shells_without_explorers),
+            (false, true) => add(&fixed.powershell_without_explorers),
+            (true, false) => add(&fixed.bash_without_explorers),
+            (false, false) => {}
+        }
     }
     for tool in tools {
         for (_, rules) in inputs.tool_guidelines.iter().filter(|(n, _)| n == tool) {

@@ -1,4 +1,5 @@
-//! Pi's seven built-in tools as the model sees them: names, descriptions, parameter schemas,
+//! Pi's eight built-in tools as the model sees them (`powershell`, Windows' shell, among them:
+//! Pi registers it on every platform): names, descriptions, parameter schemas,
 //! and the snippet and guidelines each adds to the system prompt (`definitions.json`, generated
 //! from Pi 1.5.2 by `scripts/gen-tool-definitions.mjs`, with the `constrainedSampling` each
 //! declares; `scripts/gen-system-prompt-fixtures.mjs` writes the same snippets and guidelines).
@@ -44,7 +45,7 @@ impl BuiltinTool {
     }
 }
 
-/// read, bash, edit, write, grep, find, ls.
+/// read, bash, powershell, edit, write, grep, find, ls: Pi's registry order.
 pub fn builtin_tools() -> &'static [BuiltinTool] {
     static TOOLS: OnceLock<Vec<BuiltinTool>> = OnceLock::new();
     TOOLS.get_or_init(|| serde_json::from_str(DATA).unwrap_or_default())

@@ -49,7 +49,8 @@ impl ToolSelection {
     /// The tools active at the start, as Pi orders them: the selected names (the defaults,
     /// changed by modifiers, or the allow-list's exact names) kept when allowed, then with an
     /// allow-list every registered tool it names or matches (the built-ins in Pi's registry
-    /// order, then the custom tools), else every allowed custom tool in its order.
+    /// order, then the custom tools), else every allowed custom tool registering activates,
+    /// in its order.
     pub fn select(&self, custom: &[CustomToolDefinition]) -> Selected {
         let defaults: &[String] = if self.no_tools == NoTools::None {
             &self.defaults
@@ -98,7 +99,14 @@ impl ToolSelection {
                         .map(str::to_owned),
                 );
             }
-            None => active.extend(kept.iter().map(|t| t.name.clone())),
+            // Registering one activates it only as Pi's `_isActivatedOnRegistration` says (a
+            // `defaultActive: false` tool, such as Pi's codemode, or a hidden one stays
+            // inactive).
+            None => active.extend(
+                kept.iter()
+                    .filter(|t| t.activated_on_registration())
+                    .map(|t| t.name.clone()),
+            ),
         }
         let mut unique: Vec<String> = Vec::new();
         for name in active {

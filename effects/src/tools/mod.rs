@@ -1,4 +1,4 @@
-//! Pi's seven built-in tools, run for real: files, processes, directory walks. What they do to
+//! Pi's eight built-in tools, run for real (`powershell` refusing, as Pi's does but on Windows): files, processes, directory walks. What they do to
 //! text (truncation, notices, edit matching) is pure and lives in `pi_core::tools`; this module
 //! owns the IO around it.
 //!
@@ -14,6 +14,7 @@ mod image;
 mod listing;
 mod ls;
 mod node_error;
+mod powershell;
 mod read;
 mod sandbox;
 mod shell;
@@ -190,7 +191,16 @@ pub struct ToolContext {
 }
 
 /// The names of the built-in tools this module can run.
-pub const BUILTIN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const BUILTIN: [&str; 8] = [
+    "read",
+    "bash",
+    "powershell",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+];
 
 /// A `tool_search` call's outcome over what the session gave it to search (the deferred tools
 /// not active): the ranked matches' result, or the error Pi's tool throws. Nothing runs; the
@@ -247,6 +257,7 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Value, cx: &ToolContext) -> T
             .await
             .map(read::with_structured_content),
         "bash" => bash::run(env, args, cx).await,
+        "powershell" => powershell::run(cx),
         "edit" => edit::run(env, args, cx).await,
         "write" => write::run(env, args, cx).await,
         "grep" => grep::run(env, args, cx).await,
