@@ -107,7 +107,7 @@ def response_places(trace):
         if stdout.name.endswith(".timed.jsonl"):
             continue
         errors = entries = 0
-        for raw in stdout.read_text(encoding="utf-8").splitlines():
+        for raw in stdout.read_text(encoding="utf-8").split("\n"):
             obj = kit.parse_line(raw)
             if not isinstance(obj, dict):
                 continue

@@ -264,3 +264,37 @@ fn a_changed_captured_settings_file_is_seen() {
         "the files section should differ:\n{report}"
     );
 }
+
+/// A JSON string may hold U+2028 unescaped (Pi's `JSON.stringify` leaves it so): `compare.py`
+/// reads such a line as one event, whose timestamp it normalises as any other's, not as two
+/// fragments compared as text.
+#[test]
+fn a_line_separator_inside_an_event_leaves_it_one_event() {
+    if !python_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let with_separator = |event: &mut Value| {
+        let user_end = event["type"] == "message_end" && event["message"]["role"] == "user";
+        if user_end {
+            event["message"]["content"][0]["text"] = json!("one\u{2028}two");
+        }
+        user_end
+    };
+    let reference = changed_copy("a_plain_text", &dir.path().join("ref"), with_separator);
+    let got = changed_copy("a_plain_text", &dir.path().join("got"), |event| {
+        let changed = with_separator(event);
+        if changed {
+            let at = event["message"]["timestamp"].as_u64().unwrap();
+            event["message"]["timestamp"] = json!(at + 1000);
+        }
+        changed
+    });
+    let out = compare(&reference, &got);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

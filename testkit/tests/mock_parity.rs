@@ -2,7 +2,7 @@
 //! which the original Pi runs against): the same scripts and requests, sent over raw TCP so nothing
 //! normalises the bytes, must get the same status lines, headers (but `Date` and `Server`) and
 //! bodies byte for byte, and leave the same request logs (but timestamps and durations). Only the
-//! OpenAI chunks' `created` (the current second) is masked. Skipped when python3 is absent.
+//! OpenAI chunks' `created` and Responses' `created_at` (the current second) are masked. Skipped when python3 is absent.
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -40,6 +40,7 @@ fn get(path: &str) -> Vec<u8> {
 
 const OPENAI: &str = "/v1/chat/completions";
 const ANTHROPIC: &str = "/v1/messages";
+const RESPONSES: &str = "/v1/responses";
 
 /// A script and the connections made to it, each a list of requests sent in one go; the last
 /// request of each connection makes the server close it, so the reply is read to its end.
@@ -126,6 +127,33 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
+            name: "responses: reasoning, text, function and custom calls, no deltas, incomplete",
+            script: json!([
+                {"reasoning": ["Let me ", "think."], "text": ["Plain ☃ ", "text 😀 \"quoted\"\n"],
+                 "tool_calls": [
+                    {"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}, "chunks": ["{\"pa", "th\": \"a.txt\"}"]},
+                    {"name": "codemode", "input": "return 1;\n\u{2028}é"},
+                    {"id": "call_3", "name": "codemode", "input": "x", "arguments": {"ignored": true}, "chunks": []},
+                    {"name": "write", "arguments": "{}", "chunks": []}],
+                 "usage": {"input": 21, "output": 8}},
+                {"text": "cut", "finish_reason": "length", "hang_ms": 5},
+                {"tool_calls": [{"name": "codemode", "input": "streamed as arguments elsewhere"}]},
+            ]),
+            connections: vec![
+                vec![post(
+                    RESPONSES,
+                    &json!({"model": "mock-gpt", "stream": true, "input": []}),
+                    false,
+                )],
+                vec![post(
+                    "/v1/responses?api-version=1",
+                    &json!({"stream": true}),
+                    false,
+                )],
+                vec![post(OPENAI, &openai, false)],
+            ],
+        },
+        Case {
             name: "unknown paths, GET, and bodies that are not JSON objects",
             script: json!([{"text": "a"}, {"text": "b"}]),
             connections: vec![
@@ -178,14 +206,14 @@ fn responses(mut bytes: &[u8]) -> Vec<Response> {
         out.push(Response {
             status,
             headers,
-            body: mask(&body, "created"),
+            body: mask(&mask(&body, "created"), "created_at"),
         });
     }
     out
 }
 
-/// `text` with the number after each `"key": ` replaced by 0: `created` in OpenAI chunks (the
-/// current second) is the one thing masked in replies; `ts` and `duration_ms` in the logs.
+/// `text` with the number after each `"key": ` replaced by 0: `created` in OpenAI chunks and
+/// `created_at` in Responses events (the current second) are all that is masked in replies; `ts` and `duration_ms` in the logs.
 fn mask(text: &str, key: &str) -> String {
     let key = format!("\"{key}\": ");
     let mut out = String::new();

@@ -1,8 +1,8 @@
 //! The conformance kit's scripted mock LLM served from Rust: the same scripts, the same bytes on
 //! the wire and the same request log as `conformance/mock/mock_llm.py`, without Python.
 //!
-//! `script` reads and checks a script, `openai` and `anthropic` turn a step into the stream each
-//! API expects, `http` reads requests and writes response heads, `log` writes the request log,
+//! `script` reads and checks a script, `openai`, `anthropic` and `responses` turn a step into the
+//! stream each API expects, `http` reads requests and writes response heads, `log` writes the request log,
 //! `server` accepts connections and plays the steps in order; `pyjson` spells JSON as Python does.
 
 mod anthropic;
@@ -10,6 +10,7 @@ mod http;
 mod log;
 mod openai;
 pub mod pyjson;
+mod responses;
 mod script;
 mod server;
 

@@ -62,6 +62,13 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments JSON text, in the pieces it is streamed in.
     pub pieces: Vec<String>,
+    /// The whole arguments text, which the Responses done events carry.
+    pub arguments: String,
+    /// Responses only: a custom tool call's input (a grammar tool's free-form text), streamed in
+    /// the script's `chunks`, else in two halves; the other APIs stream the arguments.
+    pub input: Option<(String, Vec<String>)>,
+    /// `"chunks": []`: over Responses the value comes with the done events only.
+    pub no_deltas: bool,
 }
 
 /// What is wrong with a script, and where.
@@ -332,14 +339,33 @@ fn tool_calls(value: Option<&Value>) -> Result<Vec<ToolCall>, FieldError> {
                 Some(other) => pyjson::dumps(other),
             };
             let chunks = strings(call.get("chunks"), &field(".chunks"), false)?;
+            let pieces = |text: &str| {
+                if chunks.is_empty() {
+                    split_in_two(text)
+                } else {
+                    chunks.clone()
+                }
+            };
+            let input = match call.get("input") {
+                None => None,
+                Some(Value::String(s)) => Some((s.clone(), pieces(s))),
+                Some(_) => {
+                    return Err(bad(
+                        &field(".input"),
+                        "must be a string (a custom call's input)",
+                    ))
+                }
+            };
             Ok(ToolCall {
                 id: call.get("id").cloned(),
                 name: name.to_string(),
-                pieces: if chunks.is_empty() {
-                    split_in_two(&arguments)
-                } else {
-                    chunks
-                },
+                pieces: pieces(&arguments),
+                no_deltas: call
+                    .get("chunks")
+                    .and_then(Value::as_array)
+                    .is_some_and(Vec::is_empty),
+                arguments,
+                input,
             })
         })
         .collect()
@@ -400,6 +426,31 @@ mod tests {
         assert!(Script::parse(&json!({"script": []})).is_err());
         assert!(Script::parse(&json!([{"status": "soon"}])).is_err());
         assert!(Script::parse(&json!([{"text": 3}])).is_err());
+        let err = Script::parse(&json!([{"tool_calls": [{"name": "codemode", "input": {}}]}]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "step 0, field `tool_calls[0].input`: must be a string (a custom call's input)"
+        );
+    }
+
+    /// A custom call's input streams in its own halves (or the chunks given) over Responses; the
+    /// other APIs stream the arguments, and `"chunks": []` is no deltas only over Responses.
+    #[test]
+    fn a_custom_call_keeps_its_arguments_for_the_other_apis() {
+        let script = Script::parse(&json!([{"tool_calls": [
+            {"name": "codemode", "input": "abcd"},
+            {"name": "read", "arguments": "{}", "chunks": []}]}]))
+        .unwrap();
+        let calls = script.step(0).tool_calls;
+        assert_eq!(
+            calls[0].input,
+            Some(("abcd".into(), vec!["ab".into(), "cd".into()]))
+        );
+        assert_eq!(calls[0].pieces, vec!["{", "}"]);
+        assert!(!calls[0].no_deltas);
+        assert!(calls[1].no_deltas);
+        assert_eq!(calls[1].pieces, vec!["{", "}"]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::http::{self, ReadError, Request};
 use super::log::{now_ms, RequestLog};
 use super::script::{Script, Step};
-use super::{anthropic, openai, pyjson, Piece};
+use super::{anthropic, openai, pyjson, responses, Piece};
 
 /// A running mock; stopped when dropped.
 #[derive(Debug)]
@@ -281,6 +281,8 @@ fn post(shared: &Shared, writer: &mut TcpStream, request: &Request) -> bool {
         Some("openai-completions")
     } else if route.ends_with("/messages") {
         Some("anthropic-messages")
+    } else if route.ends_with("/responses") {
+        Some("openai-responses")
     } else {
         None
     };
@@ -341,6 +343,7 @@ fn post(shared: &Shared, writer: &mut TcpStream, request: &Request) -> bool {
         let pieces = match &step.raw_sse {
             Some(raw) => raw.iter().cloned().map(Piece::Chunk).collect(),
             None if api == "openai-completions" => openai::stream(&step, &body, seq, unix_secs()),
+            None if api == "openai-responses" => responses::stream(&step, &body, seq, unix_secs()),
             None => anthropic::stream(&step, &body, seq),
         };
         (play(shared, writer, &step, &pieces), false)
