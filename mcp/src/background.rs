@@ -4,9 +4,12 @@
 //! `tool_call` handler waits for every server a tool `reachesTools`, and `tool_search` reaches
 //! them all) before it searches, or until the run is aborted. Pi registers each server's tools
 //! when that server connects; here they reach the session, server by server in the order they
-//! connected, at the next hook point this extension handles: that search's, or a later prompt's
-//! `before_agent_start` (those connected by then). Each server's tools are one action of its
-//! decision ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
+//! connected, at the next hook point where a handler could see them: once the first prompt's
+//! run has started, [`crate::early`] registers those connected by then ahead of the other
+//! handlers of every run's hook point some extension handles; and this extension's own
+//! handlers bring those that connected while a search waited, or by a later prompt's
+//! `before_agent_start`. Each server's tools are one action of the hook point's decision
+//! ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
 //! connected so far make), so a cassette records them with the decision and a replay loads the
 //! same tools, in the same order, with no server; when a server with resources moves the
 //! resource tools' exposure, they follow its tools there (`resource_hub`). A server that fails
@@ -339,7 +342,7 @@ impl Background {
     /// running: one action per server, in the order they connected, each with the section the
     /// servers connected up to it make, and the resource tools when that server moved their
     /// exposure (after its tools, as Pi syncs them once it registered a server's tools).
-    fn deliver(&self) -> Vec<HookAction> {
+    pub(crate) fn deliver(&self) -> Vec<HookAction> {
         let mut delivered = self
             .delivered
             .lock()
@@ -373,6 +376,12 @@ impl Background {
         }
         *delivered = connected.len();
         actions
+    }
+
+    /// Whether the first prompt's run has started (its `before_agent_start` handled here):
+    /// from then on the servers that connected are registered where a handler may see them.
+    pub(crate) fn prompted(&self) -> bool {
+        self.prompts.load(Ordering::SeqCst) > 0
     }
 
     /// Whether every server settled and its tools reached the session: nothing is left to do.

@@ -12,8 +12,9 @@
 //! loads the same tools.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
+use crate::agent::tool_info::{tool_info, Registered};
 use crate::agent::{CallId, Effect, ToolExposure, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections_hiding, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
@@ -219,34 +220,13 @@ impl SessionMachine {
         let registry = self.registry.as_ref()?;
         let prompt = &registry.loadout.prompt;
         let info = |tool: &ToolSpec| {
-            let mut info = Map::new();
-            info.insert("name".into(), json!(tool.name));
-            info.insert("description".into(), json!(tool.description));
-            info.insert("parameters".into(), tool.parameters.clone());
-            if let Some((_, rules)) = prompt
+            let guidelines = prompt
                 .tool_guidelines
                 .iter()
                 .find(|(name, rules)| *name == tool.name && !rules.is_empty())
-            {
-                info.insert("promptGuidelines".into(), json!(rules));
-            }
-            info.insert(
-                "exposure".into(),
-                json!(registry.exposure(&tool.name).as_str()),
-            );
-            let namespace = tool.namespace.as_ref().or_else(|| {
-                registry
-                    .deferred(&tool.name)
-                    .and_then(|t| t.namespace.as_ref())
-            });
-            if let Some(namespace) = namespace {
-                info.insert("namespace".into(), json!(namespace));
-            }
-            if let Some(annotations) = &tool.annotations {
-                info.insert("annotations".into(), annotations.clone());
-            }
+                .map_or(&[][..], |(_, rules)| rules.as_slice());
             // Pi's built-in tools, and its built-in `tool-search` extension's tool.
-            let source = if Registry::builtin(tool) {
+            let builtin = if Registry::builtin(tool) {
                 Some(tool.name.as_str())
             } else if tool.name == TOOL_SEARCH_TOOL_NAME
                 && tool.description == TOOL_SEARCH_DESCRIPTION
@@ -255,16 +235,15 @@ impl SessionMachine {
             } else {
                 None
             };
-            if let Some(source) = source {
-                info.insert(
-                    "sourceInfo".into(),
-                    json!({"path": format!("builtin:{source}"), "source": "builtin",
-                        "scope": "temporary", "origin": "top-level"}),
-                );
-            } else if let Some(source) = &tool.source_info {
-                info.insert("sourceInfo".into(), source.clone());
-            }
-            Value::Object(info)
+            let registered = Registered {
+                exposure: registry.exposure(&tool.name),
+                namespace: registry
+                    .deferred(&tool.name)
+                    .and_then(|t| t.namespace.as_ref()),
+                guidelines,
+                builtin,
+            };
+            tool_info(tool, registered)
         };
         Some(registry.ordered().map(info).collect())
     }
