@@ -255,3 +255,129 @@ fn the_tools_a_decision_registers_are_listed_as_a_later_handler_reads_them() {
         "Notes are short."
     );
 }
+
+/// Pi's `syncResourceTools` once no server left is `direct`: the resource tools, withdrawn
+/// then registered again deferred, keep their place in `pi.getAllTools()` as `deferred` (so
+/// `tool_search` finds them) and leave the active tools; a withdrawn server's tool is listed
+/// `hidden`.
+#[test]
+fn a_withdrawn_tool_registered_again_deferred_is_listed_deferred_in_its_place() {
+    use pi_core::agent::custom_tool::{CustomToolDefinition, SearchableTool};
+    use pi_core::agent::hooks::HookAction;
+    use pi_core::agent_session::ToolLoadout;
+    use pi_core::system_prompt::SystemPromptInputs;
+    use serde_json::json;
+
+    let mut s = session();
+    s.set_tool_loadout(Some(ToolLoadout {
+        prompt: SystemPromptInputs::default(),
+        ..ToolLoadout::default()
+    }));
+    let tool = |name: &str| CustomToolDefinition {
+        name: name.into(),
+        label: name.into(),
+        description: format!("The {name} tool."),
+        parameters: json!({"type": "object"}),
+        ..CustomToolDefinition::default()
+    };
+    let decided = |call, decision, actions| {
+        SessionInput::Answer(Input::HookDecided {
+            call,
+            outcome: HookOutcome {
+                decision,
+                actions,
+                errors: vec![],
+            },
+        })
+    };
+    let prompt = SessionInput::Prompt {
+        text: "go".into(),
+        images: vec![],
+        streaming_behavior: None,
+    };
+    let step = s.step(1, prompt).unwrap();
+    let (call, ..) = hook(&step);
+    let registered = vec![HookAction::RegisterTools {
+        tools: vec![tool("mcp__notes__count"), tool("list_mcp_resources")],
+        withdrawn: vec![],
+    }];
+    let step = s
+        .step(
+            2,
+            decided(call, HookDecision::Input(InputAction::Continue), registered),
+        )
+        .unwrap();
+    let (call, _, start) = hook(&step);
+    let listed = |state: &HookState| -> Vec<String> {
+        state
+            .all_tools
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {}",
+                    t["name"].as_str().unwrap(),
+                    t["exposure"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        listed(&start),
+        ["mcp__notes__count direct", "list_mcp_resources direct"]
+    );
+    assert_eq!(
+        start.active_tools,
+        ["mcp__notes__count", "list_mcp_resources"]
+    );
+
+    let moved = vec![
+        HookAction::RegisterTools {
+            tools: vec![],
+            withdrawn: vec!["mcp__notes__count".into(), "list_mcp_resources".into()],
+        },
+        HookAction::RegisterDeferredTools {
+            tools: vec![SearchableTool {
+                tool: tool("list_mcp_resources"),
+                namespace: None,
+            }],
+            later_sections: vec![],
+        },
+    ];
+    let start_decision = HookDecision::BeforeAgentStart {
+        messages: vec![],
+        system_prompt: None,
+    };
+    let step = s.step(3, decided(call, start_decision, moved)).unwrap();
+    let model_call = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::CallModel { call, .. } => Some(*call),
+            _ => None,
+        })
+        .unwrap();
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("done")],
+        ..AssistantMessage::default()
+    };
+    let done = SessionInput::Answer(Input::Model {
+        call: model_call,
+        event: StreamEvent::Done {
+            reason: StopReason::Stop,
+            message,
+        },
+    });
+    let step = s.step(4, done).unwrap();
+    let (_, _, turn_end) = hook(&step);
+    assert_eq!(
+        listed(&turn_end),
+        ["mcp__notes__count hidden", "list_mcp_resources deferred"]
+    );
+    assert!(
+        turn_end.active_tools.is_empty(),
+        "{:?}",
+        turn_end.active_tools
+    );
+}

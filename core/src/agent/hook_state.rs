@@ -62,25 +62,28 @@ pub struct HookState {
 impl HookState {
     /// This state as the handlers after one that registered `tools` (of `deferred` exposure)
     /// read it within the same hook point: Pi's `registerTool` is synchronous, so
-    /// `pi.getAllTools()` lists them at once, after those registered, a name already registered
-    /// left as it is (as the machine applies the registration once the hook point is decided).
+    /// `pi.getAllTools()` lists them at once, after those registered; a name already registered
+    /// deferred is left as it is, one registered with another exposure described again in its
+    /// place (as the machine applies the registration once the hook point is decided).
     /// Unchanged when the session does not know its registered tools.
     pub fn with_deferred_tools(&self, tools: &[SearchableTool]) -> HookState {
         let mut state = self.clone();
         if let Some(all) = &mut state.all_tools {
             for tool in tools {
-                if all
-                    .iter()
-                    .any(|info| info["name"] == tool.tool.name.as_str())
-                {
-                    continue;
-                }
                 let registered = Registered {
                     exposure: ToolExposure::Deferred,
                     namespace: tool.namespace.as_ref(),
                     ..Registered::default()
                 };
-                all.push(tool_info(&tool.tool.spec(), registered));
+                let info = tool_info(&tool.tool.spec(), registered);
+                match all
+                    .iter_mut()
+                    .find(|info| info["name"] == tool.tool.name.as_str())
+                {
+                    Some(known) if known["exposure"] == "deferred" => {}
+                    Some(known) => *known = info,
+                    None => all.push(info),
+                }
             }
         }
         state

@@ -249,17 +249,23 @@ impl SessionMachine {
     }
 
     /// Registers `tools` of `deferred` exposure (a server that connected in the background),
-    /// after those registered; one of a name already registered is left as it is. Without a
-    /// registry nothing can load them, as without `tool_search`.
+    /// after those registered; one of a name already registered deferred is left as it is, one
+    /// registered with another exposure is registered again deferred in its place, as Pi's
+    /// `registerTool` replaces a definition (the resource tools once no server left is
+    /// `direct`). Without a registry nothing can load them, as without `tool_search`.
     pub(super) fn register_deferred(&mut self, tools: &[SearchableTool]) {
         let Some(registry) = &mut self.registry else {
             return;
         };
         for tool in tools {
-            if registry.tools.iter().any(|t| t.name == tool.tool.name) {
+            if registry.deferred(&tool.tool.name).is_some() {
                 continue;
             }
-            registry.tools.push(tool.tool.spec());
+            let spec = tool.tool.spec();
+            match registry.tools.iter_mut().find(|t| t.name == spec.name) {
+                Some(registered) => *registered = spec,
+                None => registry.tools.push(spec),
+            }
             registry.loadout.deferred_tools.push(tool.clone());
         }
         self.sync_nested_tools();
@@ -278,6 +284,14 @@ impl SessionMachine {
             .loadout
             .deferred_tools
             .retain(|t| !withdrawn.contains(&t.tool.name));
+        // Pi registers them again hidden.
+        for registered in registry
+            .tools
+            .iter_mut()
+            .filter(|t| withdrawn.contains(&t.name))
+        {
+            registered.exposure = ToolExposure::Hidden;
+        }
         for tool in tools {
             let spec = tool.spec();
             match registry.tools.iter_mut().find(|t| t.name == spec.name) {
