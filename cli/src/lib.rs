@@ -333,10 +333,16 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         runtime.mcp_section = servers.section.take();
         runtime.mcp_later_section = servers.later_section.take();
         if let Some(background) = &servers.background {
-            // Pi's MCP extension waits for them in its `tool_call` handler.
+            // Pi's MCP extension waits for them in its `tool_call` handler, and registers
+            // each one's tools as it connects, before any handler can look.
             runtime
                 .extensions
                 .load(std::sync::Arc::clone(background) as _);
+            runtime
+                .extensions
+                .load_first(std::sync::Arc::new(pi_mcp::EarlyRegistration::new(
+                    std::sync::Arc::clone(background),
+                )));
         }
         // A run that loads no extension now may load some for a session that replaces its
         // first (the settings naming them since): Pi's MCP extension connects theirs then.

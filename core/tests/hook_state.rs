@@ -171,3 +171,213 @@ fn each_hook_point_carries_the_session_as_it_is_there() {
     let usage = turn_end.context_usage.expect("the mock model has a window");
     assert_eq!(usage["contextWindow"], mock_model().context_window);
 }
+
+/// What a handler reads after another of the same hook point registered deferred tools
+/// (`HookState::with_deferred_tools`) is what the session lists once it has applied that
+/// registration: the next hook point's `all_tools`, namespace, annotations and source
+/// included, a name already registered left as it was.
+#[test]
+fn the_tools_a_decision_registers_are_listed_as_a_later_handler_reads_them() {
+    use pi_core::agent::custom_tool::{CustomToolDefinition, SearchableTool, ToolNamespace};
+    use pi_core::agent::hooks::HookAction;
+    use pi_core::agent_session::ToolLoadout;
+    use pi_core::system_prompt::SystemPromptInputs;
+    use serde_json::json;
+
+    let mut s = session();
+    let tool = |name: &str| CustomToolDefinition {
+        name: name.into(),
+        label: name.into(),
+        description: format!("The {name} tool."),
+        parameters: json!({"type": "object"}),
+        ..CustomToolDefinition::default()
+    };
+    let known = SearchableTool {
+        tool: tool("mcp__web__fetch"),
+        namespace: None,
+    };
+    s.set_tool_loadout(Some(ToolLoadout {
+        deferred_tools: vec![known.clone()],
+        prompt: SystemPromptInputs::default(),
+        ..ToolLoadout::default()
+    }));
+    let count = SearchableTool {
+        tool: CustomToolDefinition {
+            annotations: Some(json!({"readOnlyHint": true})),
+            source_info: Some(json!({"path": "builtin:mcp", "source": "builtin"})),
+            ..tool("mcp__notes__count")
+        },
+        namespace: Some(ToolNamespace {
+            name: "mcp__notes".into(),
+            aliases: vec!["notes".into()],
+            description: None,
+            instructions: Some("Notes are short.".into()),
+        }),
+    };
+    let mut renamed = known.clone();
+    renamed.tool.description = "Another fetch.".into();
+    let registered = vec![count, renamed];
+
+    let prompt = SessionInput::Prompt {
+        text: "go".into(),
+        images: vec![],
+        streaming_behavior: None,
+    };
+    let step = s.step(1, prompt).unwrap();
+    let (call, _, input) = hook(&step);
+    let read = input.with_deferred_tools(&registered);
+    let listed: Vec<&str> = read
+        .all_tools
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["mcp__web__fetch", "mcp__notes__count"]);
+
+    let decided = SessionInput::Answer(Input::HookDecided {
+        call,
+        outcome: HookOutcome {
+            decision: HookDecision::Input(InputAction::Continue),
+            actions: vec![HookAction::RegisterDeferredTools {
+                tools: registered,
+                later_sections: vec![],
+            }],
+            errors: vec![],
+        },
+    });
+    let step = s.step(2, decided).unwrap();
+    let (_, payload, start) = hook(&step);
+    assert!(matches!(payload, HookPayload::BeforeAgentStart { .. }));
+    assert_eq!(start.all_tools, read.all_tools);
+    assert_eq!(
+        start.all_tools.unwrap()[1]["namespace"]["instructions"],
+        "Notes are short."
+    );
+}
+
+/// Pi's `syncResourceTools` once no server left is `direct`: the resource tools, withdrawn
+/// then registered again deferred, keep their place in `pi.getAllTools()` as `deferred` (so
+/// `tool_search` finds them) and leave the active tools; a withdrawn server's tool is listed
+/// `hidden`.
+#[test]
+fn a_withdrawn_tool_registered_again_deferred_is_listed_deferred_in_its_place() {
+    use pi_core::agent::custom_tool::{CustomToolDefinition, SearchableTool};
+    use pi_core::agent::hooks::HookAction;
+    use pi_core::agent_session::ToolLoadout;
+    use pi_core::system_prompt::SystemPromptInputs;
+    use serde_json::json;
+
+    let mut s = session();
+    s.set_tool_loadout(Some(ToolLoadout {
+        prompt: SystemPromptInputs::default(),
+        ..ToolLoadout::default()
+    }));
+    let tool = |name: &str| CustomToolDefinition {
+        name: name.into(),
+        label: name.into(),
+        description: format!("The {name} tool."),
+        parameters: json!({"type": "object"}),
+        ..CustomToolDefinition::default()
+    };
+    let decided = |call, decision, actions| {
+        SessionInput::Answer(Input::HookDecided {
+            call,
+            outcome: HookOutcome {
+                decision,
+                actions,
+                errors: vec![],
+            },
+        })
+    };
+    let prompt = SessionInput::Prompt {
+        text: "go".into(),
+        images: vec![],
+        streaming_behavior: None,
+    };
+    let step = s.step(1, prompt).unwrap();
+    let (call, ..) = hook(&step);
+    let registered = vec![HookAction::RegisterTools {
+        tools: vec![tool("mcp__notes__count"), tool("list_mcp_resources")],
+        withdrawn: vec![],
+    }];
+    let step = s
+        .step(
+            2,
+            decided(call, HookDecision::Input(InputAction::Continue), registered),
+        )
+        .unwrap();
+    let (call, _, start) = hook(&step);
+    let listed = |state: &HookState| -> Vec<String> {
+        state
+            .all_tools
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {}",
+                    t["name"].as_str().unwrap(),
+                    t["exposure"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        listed(&start),
+        ["mcp__notes__count direct", "list_mcp_resources direct"]
+    );
+    assert_eq!(
+        start.active_tools,
+        ["mcp__notes__count", "list_mcp_resources"]
+    );
+
+    let moved = vec![
+        HookAction::RegisterTools {
+            tools: vec![],
+            withdrawn: vec!["mcp__notes__count".into(), "list_mcp_resources".into()],
+        },
+        HookAction::RegisterDeferredTools {
+            tools: vec![SearchableTool {
+                tool: tool("list_mcp_resources"),
+                namespace: None,
+            }],
+            later_sections: vec![],
+        },
+    ];
+    let start_decision = HookDecision::BeforeAgentStart {
+        messages: vec![],
+        system_prompt: None,
+    };
+    let step = s.step(3, decided(call, start_decision, moved)).unwrap();
+    let model_call = step
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::CallModel { call, .. } => Some(*call),
+            _ => None,
+        })
+        .unwrap();
+    let message = AssistantMessage {
+        content: vec![ContentBlock::text("done")],
+        ..AssistantMessage::default()
+    };
+    let done = SessionInput::Answer(Input::Model {
+        call: model_call,
+        event: StreamEvent::Done {
+            reason: StopReason::Stop,
+            message,
+        },
+    });
+    let step = s.step(4, done).unwrap();
+    let (_, _, turn_end) = hook(&step);
+    assert_eq!(
+        listed(&turn_end),
+        ["mcp__notes__count hidden", "list_mcp_resources deferred"]
+    );
+    assert!(
+        turn_end.active_tools.is_empty(),
+        "{:?}",
+        turn_end.active_tools
+    );
+}

@@ -1,16 +1,19 @@
-//! The servers a session does not wait for, as Pi 1.5.2's MCP extension connects them: those
-//! whose tools are all reached through `tool_search` (no `direct` tool) connect in the
-//! background while the first prompt runs, and a `tool_search` call waits for them (Pi's
-//! `tool_call` handler waits for every server a tool `reachesTools`, and `tool_search` reaches
-//! them all) before it searches, or until the run is aborted. Pi registers each server's tools
-//! when that server connects; here they reach the session, server by server in the order they
-//! connected, at the next hook point this extension handles: that search's, or a later prompt's
-//! `before_agent_start` (those connected by then). Each server's tools are one action of its
-//! decision ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers
-//! connected so far make), so a cassette records them with the decision and a replay loads the
-//! same tools, in the same order, with no server; when a server with resources moves the
-//! resource tools' exposure, they follow its tools there (`resource_hub`). A server that fails
-//! is reported once, when every one of them has settled; the session goes on without it.
+//! The servers a session does not wait for, as Pi 1.5.2's MCP extension connects them: those whose
+//! tools are all reached through `tool_search` (no `direct` tool) connect in the background while
+//! the first prompt runs, and a `tool_search` call waits for them (Pi's `tool_call` handler waits
+//! for every server a tool `reachesTools`, and `tool_search` reaches them all, as the resource
+//! tools do) before it searches, or until the run is aborted. Pi registers each server's tools when
+//! that server connects; here they reach the session, server by server in the order they connected,
+//! at the next hook point where a handler could see them: once the first prompt's run has started,
+//! [`crate::early`] registers those connected by then ahead of the other handlers of every run's
+//! hook point some extension handles; and this extension's own handlers bring those that connected
+//! while a search or a resource tool waited, or by a later prompt's `before_agent_start`. Each
+//! server's tools are one action of the hook point's decision
+//! ([`HookAction::RegisterDeferredTools`], with the `mcp_servers` section the servers connected so
+//! far make), so a cassette records them with the decision and a replay loads the same tools, in
+//! the same order, with no server; when a server with resources moves the resource tools' exposure,
+//! they follow its tools there (`resource_hub`). A server that fails is reported once, when every
+//! one of them has settled; the session goes on without it.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -109,13 +112,17 @@ const DISCOVERY_GLOBALS: [&str; 4] = [
 /// Whether a tool of `name` may come with a server connecting in the background: one of its
 /// tools, or a resource tool.
 fn comes_late(name: &str) -> bool {
-    name.starts_with(MCP_TOOL_PREFIX)
-        || [
-            crate::resources::LIST_MCP_RESOURCES_TOOL,
-            crate::resources::LIST_MCP_RESOURCE_TEMPLATES_TOOL,
-            crate::resources::READ_MCP_RESOURCE_TOOL,
-        ]
-        .contains(&name)
+    name.starts_with(MCP_TOOL_PREFIX) || is_resource_tool(name)
+}
+
+/// Whether `name` is one of Pi's resource tools, which reach every server with resources.
+fn is_resource_tool(name: &str) -> bool {
+    [
+        crate::resources::LIST_MCP_RESOURCES_TOOL,
+        crate::resources::LIST_MCP_RESOURCE_TEMPLATES_TOOL,
+        crate::resources::READ_MCP_RESOURCE_TOOL,
+    ]
+    .contains(&name)
 }
 
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
@@ -339,7 +346,7 @@ impl Background {
     /// running: one action per server, in the order they connected, each with the section the
     /// servers connected up to it make, and the resource tools when that server moved their
     /// exposure (after its tools, as Pi syncs them once it registered a server's tools).
-    fn deliver(&self) -> Vec<HookAction> {
+    pub(crate) fn deliver(&self) -> Vec<HookAction> {
         let mut delivered = self
             .delivered
             .lock()
@@ -375,6 +382,12 @@ impl Background {
         actions
     }
 
+    /// Whether the first prompt's run has started (its `before_agent_start` handled here):
+    /// from then on the servers that connected are registered where a handler may see them.
+    pub(crate) fn prompted(&self) -> bool {
+        self.prompts.load(Ordering::SeqCst) > 0
+    }
+
     /// Whether every server settled and its tools reached the session: nothing is left to do.
     fn done(&self) -> bool {
         self.all_settled()
@@ -387,8 +400,8 @@ impl Background {
 }
 
 /// The handlers of Pi's MCP extension over the background servers: `tool_call`, where a
-/// `tool_search` waits for them all and a codemode script for those it may call (or the run's
-/// abort) and brings the tools of those connected, and
+/// `tool_search` or a resource tool waits for them all and a codemode script for those it may
+/// call (or the run's abort) and brings the tools of those connected, and
 /// `before_agent_start`, where a prompt after the first brings those connected by then (Pi
 /// renders the `mcp_servers` section there as the servers are; the first prompt's is rendered
 /// before they connected).
@@ -404,7 +417,11 @@ impl RustExtension for Background {
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
             match payload {
-                HookPayload::ToolCall { tool_name, .. } if tool_name == TOOL_SEARCH_TOOL_NAME => {
+                // `tool_search` and the resource tools reach every server (Pi's `reachesTools`,
+                // `RESOURCE_TOOL_NAMES`): they wait for them all.
+                HookPayload::ToolCall { tool_name, .. }
+                    if tool_name == TOOL_SEARCH_TOOL_NAME || is_resource_tool(tool_name) =>
+                {
                     if self.done() {
                         return Ok(None);
                     }

@@ -317,6 +317,10 @@ impl SessionBuilder {
         if let Some(background) = background {
             self.mcp_servers.extend(background.listings());
             self.extensions.load(Arc::clone(&background) as _);
+            self.extensions
+                .load_first(Arc::new(pi_mcp::EarlyRegistration::new(Arc::clone(
+                    &background,
+                ))));
             self.mcp_background.push(background);
         }
         self.mcp_section = started.section;

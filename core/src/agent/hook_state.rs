@@ -21,6 +21,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::config::ToolExposure;
+use super::custom_tool::SearchableTool;
+use super::tool_info::{tool_info, Registered};
 use crate::model::{Model, ThinkingLevel};
 
 /// The session's state at one hook point, with Pi's field names.
@@ -54,6 +57,37 @@ pub struct HookState {
     pub context_usage: Option<Value>,
     /// The session manager's reads.
     pub session: SessionState,
+}
+
+impl HookState {
+    /// This state as the handlers after one that registered `tools` (of `deferred` exposure)
+    /// read it within the same hook point: Pi's `registerTool` is synchronous, so
+    /// `pi.getAllTools()` lists them at once, after those registered; a name already registered
+    /// deferred is left as it is, one registered with another exposure described again in its
+    /// place (as the machine applies the registration once the hook point is decided).
+    /// Unchanged when the session does not know its registered tools.
+    pub fn with_deferred_tools(&self, tools: &[SearchableTool]) -> HookState {
+        let mut state = self.clone();
+        if let Some(all) = &mut state.all_tools {
+            for tool in tools {
+                let registered = Registered {
+                    exposure: ToolExposure::Deferred,
+                    namespace: tool.namespace.as_ref(),
+                    ..Registered::default()
+                };
+                let info = tool_info(&tool.tool.spec(), registered);
+                match all
+                    .iter_mut()
+                    .find(|info| info["name"] == tool.tool.name.as_str())
+                {
+                    Some(known) if known["exposure"] == "deferred" => {}
+                    Some(known) => *known = info,
+                    None => all.push(info),
+                }
+            }
+        }
+        state
+    }
 }
 
 /// What `ctx.sessionManager` reads, but the session file's path, which is the program's.

@@ -13,6 +13,7 @@ pub mod hooks;
 mod machine;
 mod nested;
 pub mod system;
+pub mod tool_info;
 mod tools;
 pub mod user_bash;
 

@@ -12,8 +12,9 @@
 //! loads the same tools.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
+use crate::agent::tool_info::{tool_info, Registered};
 use crate::agent::{CallId, Effect, ToolExposure, ToolOutcome, ToolSpec};
 use crate::system_prompt::{build_system_prompt_sections_hiding, SystemPromptInputs};
 use crate::tools::custom::CustomToolDefinition;
@@ -228,34 +229,13 @@ impl SessionMachine {
         let registry = self.registry.as_ref()?;
         let prompt = &registry.loadout.prompt;
         let info = |tool: &ToolSpec| {
-            let mut info = Map::new();
-            info.insert("name".into(), json!(tool.name));
-            info.insert("description".into(), json!(tool.description));
-            info.insert("parameters".into(), tool.parameters.clone());
-            if let Some((_, rules)) = prompt
+            let guidelines = prompt
                 .tool_guidelines
                 .iter()
                 .find(|(name, rules)| *name == tool.name && !rules.is_empty())
-            {
-                info.insert("promptGuidelines".into(), json!(rules));
-            }
-            info.insert(
-                "exposure".into(),
-                json!(registry.exposure(&tool.name).as_str()),
-            );
-            let namespace = tool.namespace.as_ref().or_else(|| {
-                registry
-                    .deferred(&tool.name)
-                    .and_then(|t| t.namespace.as_ref())
-            });
-            if let Some(namespace) = namespace {
-                info.insert("namespace".into(), json!(namespace));
-            }
-            if let Some(annotations) = &tool.annotations {
-                info.insert("annotations".into(), annotations.clone());
-            }
+                .map_or(&[][..], |(_, rules)| rules.as_slice());
             // Pi's built-in tools, and its built-in `tool-search` extension's tool.
-            let source = if Registry::builtin(tool) {
+            let builtin = if Registry::builtin(tool) {
                 Some(tool.name.as_str())
             } else if tool.name == TOOL_SEARCH_TOOL_NAME
                 && tool.description == TOOL_SEARCH_DESCRIPTION
@@ -264,36 +244,37 @@ impl SessionMachine {
             } else {
                 None
             };
-            if let Some(source) = source {
-                info.insert(
-                    "sourceInfo".into(),
-                    json!({"path": format!("builtin:{source}"), "source": "builtin",
-                        "scope": "temporary", "origin": "top-level"}),
-                );
-            } else if let Some(source) = &tool.source_info {
-                info.insert("sourceInfo".into(), source.clone());
-            }
-            // Not Pi's: the host's codemode reads it, and its `getAllTools()` leaves it out.
-            if let Some(schema) = &tool.output_schema {
-                info.insert("outputSchema".into(), schema.clone());
-            }
-            Value::Object(info)
+            let registered = Registered {
+                exposure: registry.exposure(&tool.name),
+                namespace: registry
+                    .deferred(&tool.name)
+                    .and_then(|t| t.namespace.as_ref()),
+                guidelines,
+                builtin,
+            };
+            tool_info(tool, registered)
         };
         Some(registry.ordered().map(info).collect())
     }
 
     /// Registers `tools` of `deferred` exposure (a server that connected in the background),
-    /// after those registered; one of a name already registered is left as it is. Without a
-    /// registry nothing can load them, as without `tool_search`.
+    /// after those registered; one of a name already registered deferred is left as it is, one
+    /// registered with another exposure is registered again deferred in its place, as Pi's
+    /// `registerTool` replaces a definition (the resource tools once no server left is
+    /// `direct`). Without a registry nothing can load them, as without `tool_search`.
     pub(super) fn register_deferred(&mut self, tools: &[SearchableTool]) {
         let Some(registry) = &mut self.registry else {
             return;
         };
         for tool in tools {
-            if registry.tools.iter().any(|t| t.name == tool.tool.name) {
+            if registry.deferred(&tool.tool.name).is_some() {
                 continue;
             }
-            registry.tools.push(tool.tool.spec());
+            let spec = tool.tool.spec();
+            match registry.tools.iter_mut().find(|t| t.name == spec.name) {
+                Some(registered) => *registered = spec,
+                None => registry.tools.push(spec),
+            }
             registry.loadout.deferred_tools.push(tool.clone());
         }
         self.sync_nested_tools();
@@ -312,6 +293,14 @@ impl SessionMachine {
             .loadout
             .deferred_tools
             .retain(|t| !withdrawn.contains(&t.tool.name));
+        // Pi registers them again hidden.
+        for registered in registry
+            .tools
+            .iter_mut()
+            .filter(|t| withdrawn.contains(&t.name))
+        {
+            registered.exposure = ToolExposure::Hidden;
+        }
         for tool in tools {
             let spec = tool.spec();
             match registry.tools.iter_mut().find(|t| t.name == spec.name) {

@@ -58,6 +58,14 @@ pub trait RustExtension: Send + Sync {
     /// The hook points it handles; it is called at those only (Pi's `hasHandlers`).
     fn handles(&self) -> HandledHooks;
 
+    /// Whether it is called at the hook points of [`RustExtension::handles`] only where
+    /// another extension makes them hook points, adding none of its own for the machine to
+    /// wait at: an extension with something to do before whatever the others' handlers can
+    /// observe, and nothing to do where no handler runs. `false` by default.
+    fn rides_along(&self) -> bool {
+        false
+    }
+
     /// Handles one event: `payload` is Pi's event object with the changes of the handlers before
     /// it; actions go through `cx` (Pi's `pi`/`ctx` methods) and are applied after the decision.
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a>;
@@ -174,6 +182,28 @@ impl HookContext {
     fn take(&self) -> Vec<HookAction> {
         std::mem::take(&mut *self.lock())
     }
+
+    /// Shows the handlers to come the deferred tools registered by the actions asked from
+    /// position `from` on: Pi's `registerTool` is synchronous, so the handlers after the one
+    /// that registered a tool list it in `pi.getAllTools()` at the same hook point.
+    fn show_registered(&mut self, from: usize) {
+        let registered: Vec<_> = self
+            .lock()
+            .iter()
+            .skip(from)
+            .filter_map(|action| match action {
+                HookAction::RegisterDeferredTools { tools, .. } => Some(tools.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if registered.is_empty() {
+            return;
+        }
+        if let Some(state) = &self.state {
+            self.state = Some(Arc::new(state.with_deferred_tools(&registered)));
+        }
+    }
 }
 
 /// The extensions of a session, in load order. Cheap to clone: they are shared.
@@ -202,6 +232,12 @@ impl ExtensionRegistry {
     /// Loads `extension` after those already loaded.
     pub fn load(&mut self, extension: Arc<dyn RustExtension>) {
         self.extensions.push(extension);
+    }
+
+    /// Loads `extension` before those already loaded: its handlers run first at every hook
+    /// point, and what it registers there is what the handlers after it read.
+    pub fn load_first(&mut self, extension: Arc<dyn RustExtension>) {
+        self.extensions.insert(0, extension);
     }
 
     /// This registry with the extensions `replaced` picks (a previous load's) replaced by
@@ -260,11 +296,12 @@ impl ExtensionRegistry {
     }
 
     /// The hook points some extension handles: what the run's configuration records, and where
-    /// the machine waits.
+    /// the machine waits. Those only an extension that rides along handles are not among them.
     pub fn handled(&self) -> HandledHooks {
         HandledHooks::of(
             self.extensions
                 .iter()
+                .filter(|e| !e.rides_along())
                 .flat_map(|e| e.handles().iter().collect::<Vec<_>>()),
         )
     }
@@ -312,7 +349,7 @@ impl ExtensionRegistry {
         signal: CancellationToken,
     ) -> HookOutcome {
         let event = payload.event();
-        let cx = HookContext {
+        let mut cx = HookContext {
             state,
             signal,
             ..HookContext::default()
@@ -327,7 +364,9 @@ impl ExtensionRegistry {
                 continue;
             }
             let shown = fold.payload().clone();
+            let asked = cx.lock().len();
             let answer = handled(extension.as_ref(), &shown, &cx).await;
+            cx.show_registered(asked);
             let error = |error: String| HookError {
                 extension: extension.name().to_owned(),
                 event,

@@ -426,3 +426,125 @@ fn a_reloaded_registry_puts_the_new_load_where_the_old_one_was() {
     let none = registry.reloaded(|e| e.name() == "gone", vec![Fixed::new("new", Ok(None))]);
     assert_eq!(format!("{none:?}"), r#"["old-a", "old-b", "mcp", "new"]"#);
 }
+
+/// An extension that registers a deferred tool at every hook point it handles, riding along
+/// or not, and remembers the tools each handler after it listed.
+struct Registers {
+    rides: bool,
+}
+
+impl RustExtension for Registers {
+    fn name(&self) -> &str {
+        "registers"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::TurnStart, HookEvent::ToolCall])
+    }
+
+    fn rides_along(&self) -> bool {
+        self.rides
+    }
+
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        let tool = pi_core::agent::custom_tool::CustomToolDefinition {
+            name: "mcp__notes__count".into(),
+            description: "Counts.".into(),
+            parameters: json!({"type": "object"}),
+            ..Default::default()
+        };
+        cx.act(HookAction::RegisterDeferredTools {
+            tools: vec![pi_core::agent::custom_tool::SearchableTool {
+                tool,
+                namespace: None,
+            }],
+            later_sections: Vec::new(),
+        });
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// An extension that notes the tools `pi.getAllTools()` lists where it is called.
+#[derive(Default)]
+struct Lists {
+    seen: std::sync::Mutex<Vec<Vec<String>>>,
+}
+
+impl RustExtension for Lists {
+    fn name(&self) -> &str {
+        "lists"
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::ToolCall])
+    }
+
+    fn handle<'a>(&'a self, _payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
+        let names = cx
+            .state()
+            .and_then(|s| s.all_tools.clone())
+            .unwrap_or_default()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        self.seen.lock().unwrap().push(names);
+        Box::pin(async { Ok(None) })
+    }
+}
+
+fn state_listing(tools: &[&str]) -> HookState {
+    use pi_core::agent::hook_state::{EntriesSince, SessionState};
+    HookState {
+        model: pi_core::script::mock_model(),
+        thinking_level: pi_core::model::ThinkingLevel::Off,
+        active_tools: Vec::new(),
+        all_tools: Some(tools.iter().map(|name| json!({ "name": name })).collect()),
+        system_prompt: String::new(),
+        is_idle: false,
+        has_pending_messages: false,
+        pending_messages: Vec::new(),
+        context_usage: None,
+        session: SessionState {
+            id: "s".into(),
+            name: None,
+            leaf_id: None,
+            header: json!({"type": "session"}),
+            entries: EntriesSince::default(),
+        },
+    }
+}
+
+#[tokio::test]
+async fn the_handlers_after_one_that_registered_deferred_tools_list_them() {
+    let lists = Arc::new(Lists::default());
+    let mut registry = ExtensionRegistry::new();
+    registry.load(lists.clone());
+    registry.load_first(Arc::new(Registers { rides: false }));
+    registry.load(lists.clone());
+    let state = Arc::new(state_listing(&["read"]));
+    let outcome = registry.decide_at(call(), Some(state)).await;
+    assert_eq!(
+        *lists.seen.lock().unwrap(),
+        vec![vec!["read".to_owned(), "mcp__notes__count".to_owned()]; 2]
+    );
+    assert!(matches!(
+        outcome.actions.as_slice(),
+        [HookAction::RegisterDeferredTools { .. }]
+    ));
+}
+
+#[tokio::test]
+async fn an_extension_riding_along_adds_no_hook_point_and_runs_at_the_others() {
+    let lists = Arc::new(Lists::default());
+    let mut registry = ExtensionRegistry::new();
+    registry.load(lists.clone());
+    registry.load_first(Arc::new(Registers { rides: true }));
+    assert_eq!(registry.handled(), HandledHooks::of([HookEvent::ToolCall]));
+    let state = Arc::new(state_listing(&[]));
+    let outcome = registry.decide_at(call(), Some(state)).await;
+    assert_eq!(
+        *lists.seen.lock().unwrap(),
+        [vec!["mcp__notes__count".to_owned()]]
+    );
+    assert_eq!(outcome.actions.len(), 1);
+}
