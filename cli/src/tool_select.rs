@@ -144,13 +144,13 @@ mod tests {
 
     #[test]
     fn the_registered_built_ins_are_those_an_allowlist_allows_less_the_excluded() {
-        let all = list("read,bash,edit,write,grep,find,ls");
+        let all = list("read,bash,powershell,edit,write,grep,find,ls");
         assert_eq!(registered(None, None), all);
         assert_eq!(registered(Some(&list("ls,re*")), None), list("read,ls"));
         assert_eq!(registered(Some(&[]), None), Vec::<String>::new());
         assert_eq!(
             registered(None, Some(&list("bash,e*"))),
-            list("read,write,grep,find,ls")
+            list("read,powershell,write,grep,find,ls")
         );
     }
 
