@@ -8,7 +8,9 @@
 use serde_json::json;
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, run, with_extension, with_host};
+use crate::support::{
+    assert_checks_without_node, fixture, node_path, run, with_extension, with_host,
+};
 
 const PLANTED: [&str; 3] = [
     "settings-planted-apikey-0123456789",
@@ -64,14 +66,7 @@ fn keys_kept_in_settings_reach_no_cassette() {
 
     // What the run printed holds the keys (as Pi prints them); the cassette's scrubbed copy of
     // it is what a replay is checked against, with no Node.
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", "--check"])
-        .arg(&cassette)
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
-    assert_eq!(code, 0, "{said}{stderr}");
+    assert_checks_without_node(&env, &cassette);
 }
 
 #[test]
@@ -106,12 +101,5 @@ fn a_key_given_to_an_extensions_flag_reaches_no_cassette() {
 
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(!text.contains(TOKEN), "the cassette holds the flag's key");
-    let no_node = env.path("no-node");
-    std::fs::create_dir_all(&no_node).unwrap();
-    let (code, said, stderr) = run(std::process::Command::new(env!("CARGO_BIN_EXE_pi"))
-        .args(["replay", "--check"])
-        .arg(&cassette)
-        .env("PATH", &no_node)
-        .env("HOME", env.path("home")));
-    assert_eq!(code, 0, "{said}{stderr}");
+    assert_checks_without_node(&env, &cassette);
 }

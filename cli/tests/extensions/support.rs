@@ -88,7 +88,15 @@ pub fn assert_replays_without_node(env: &Env, cassette: &Path, recorded: &str) {
     let differing = replayed.lines().zip(recorded.lines()).find(|(a, b)| a != b);
     assert_eq!(differing, None, "the replay printed another line");
     assert_eq!(replayed, recorded);
+    assert_checks_without_node(env, cassette);
+}
+
+/// Asserts that `pi replay --check`, with no Node, finds the whole run reproduced (its output
+/// and every session file it left), as the cassette holds them: for a run whose printed output
+/// held a key the cassette scrubbed.
+pub fn assert_checks_without_node(env: &Env, cassette: &Path) {
     let no_node = env.path("no-node");
+    std::fs::create_dir_all(&no_node).unwrap();
     let (code, said, stderr) = run(Command::new(env!("CARGO_BIN_EXE_pi"))
         .args(["replay", "--check"])
         .arg(cassette)
