@@ -16,6 +16,7 @@ use pi_core::model::Model;
 use pi_effects::agent_session::AgentSession;
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::driver::{DriveError, Interpreter, RunEnding};
+use pi_effects::extension::sidecar::GivenFlag;
 use pi_effects::live::Live;
 use pi_effects::session::SessionFile;
 
@@ -166,7 +167,7 @@ impl RunInfo<'_> {
             pi_mcp::credentials(&registered)
                 .into_iter()
                 .chain(runtime.settings.credentials())
-                .chain(flag_credentials(&self.command)),
+                .chain(flag_credentials(&runtime.given_flags)),
         )
     }
 
@@ -311,28 +312,17 @@ pub fn recorded_command(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// The values of `command`'s flags whose names say they hold a credential (an extension's
-/// `--deploy-token KEY` or `--deploy-token=KEY`), with the flag each came from; a value is the
-/// next word unless that is a flag.
-fn flag_credentials(command: &[String]) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let mut args = command.iter().peekable();
-    while let Some(arg) = args.next() {
-        let Some(flag) = arg.strip_prefix("--") else {
-            continue;
-        };
-        let (name, value) = match flag.split_once('=') {
-            Some((name, value)) => (name, Some(value.to_owned())),
-            None => (flag, args.next_if(|next| !next.starts_with('-')).cloned()),
-        };
-        // `--api-key`'s value is left out of the recorded command line already.
-        if let Some(value) = value.filter(|v| !v.is_empty() && v != REDACTED_ARGUMENT) {
-            if pi_providers::registry::is_credential_name(name) {
-                found.push((value, format!("--{name}")));
-            }
-        }
-    }
-    found
+/// The values of the extension flags given (`--deploy-token KEY`, `--deploy-token=KEY`) whose
+/// names say they hold a credential, with the flag each came from.
+fn flag_credentials(given: &[GivenFlag]) -> Vec<(String, String)> {
+    given
+        .iter()
+        .filter(|flag| pi_providers::registry::is_credential_name(&flag.name))
+        .filter_map(|flag| {
+            let value = flag.value.as_ref().filter(|v| !v.is_empty())?;
+            Some((value.clone(), format!("--{}", flag.name)))
+        })
+        .collect()
 }
 
 /// A session's interpreter as the plan asks for it.

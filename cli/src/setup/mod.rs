@@ -191,6 +191,9 @@ pub struct Runtime {
     pub(crate) resource_flags: ResourceFlags,
     /// The extensions found for this run (`crate::extensions`), not yet loaded.
     pub extension_paths: Vec<PathBuf>,
+    /// The options the command line gave that Pi's own do not know: the flags extensions may
+    /// register and read (a recording scrubs the values of those named as credentials).
+    pub given_flags: Vec<pi_effects::extension::sidecar::GivenFlag>,
     /// The `-e` paths, as the folder resolves them (their commands' `sourceInfo` is Pi's CLI one).
     pub cli_extension_paths: Vec<PathBuf>,
     /// The extensions found but the `-e` ones, with where they came from (their commands'

@@ -73,33 +73,26 @@ fn keys_kept_in_settings_reach_no_cassette() {
 fn a_key_given_to_an_extensions_flag_reaches_no_cassette() {
     let Some(path) = node_path() else { return };
     const TOKEN: &str = "flag-planted-deploy-token-0123456789";
-    let mock = MockLlm::start(&json!([{"text": ["Deploying."]}]));
-    let env = Env::new(&mock);
-    let cassette = env.path("flag.jsonl");
-    let mut command = with_extension(
-        &env,
-        &[
-            "--mode",
-            "json",
-            "--record",
-            cassette.to_str().unwrap(),
-            "--deploy-token",
-            TOKEN,
-        ],
-        &fixture("flag_token.ts"),
-        "Deploy.",
-    );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
-    let requests = serde_json::to_string(&mock.requests()).unwrap();
-    assert!(
-        requests.contains(TOKEN),
-        "the extension did not see the flag: {requests}"
-    );
-    assert!(recorded.contains(TOKEN), "{recorded}");
+    let joined = format!("--deploy-token={TOKEN}");
+    for flag in [&["--deploy-token", TOKEN][..], &[joined.as_str()][..]] {
+        let mock = MockLlm::start(&json!([{"text": ["Deploying."]}]));
+        let env = Env::new(&mock);
+        let cassette = env.path("flag.jsonl");
+        let mut args = vec!["--mode", "json", "--record", cassette.to_str().unwrap()];
+        args.extend(flag);
+        let mut command = with_extension(&env, &args, &fixture("flag_token.ts"), "Deploy.");
+        with_host(&mut command, &path);
+        let (code, recorded, stderr) = run(&mut command);
+        assert_eq!(code, 0, "{flag:?}: {stderr}");
+        let requests = serde_json::to_string(&mock.requests()).unwrap();
+        assert!(
+            requests.contains(TOKEN),
+            "the extension did not see {flag:?}: {requests}"
+        );
+        assert!(recorded.contains(TOKEN), "{recorded}");
 
-    let text = std::fs::read_to_string(&cassette).unwrap();
-    assert!(!text.contains(TOKEN), "the cassette holds the flag's key");
-    assert_checks_without_node(&env, &cassette);
+        let text = std::fs::read_to_string(&cassette).unwrap();
+        assert!(!text.contains(TOKEN), "the cassette holds {flag:?}'s key");
+        assert_checks_without_node(&env, &cassette);
+    }
 }
