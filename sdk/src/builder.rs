@@ -444,6 +444,7 @@ impl SessionBuilder {
     fn tools_with_extensions(
         &self,
         state: &StateMirror,
+        settings: &Settings,
     ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
         let mut tools = self.custom_tools.clone();
         let mut extensions = self.extensions.clone();
@@ -477,7 +478,6 @@ impl SessionBuilder {
             ));
         }
         // `pi.getSettings()` answers the settings Pi's SDK reads (the project's too).
-        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
         host.set_settings(settings.merged())
             .map_err(|e| Error::Extension(e.to_string()))?;
         register_tools(&mut tools, &registrations, &host, state);
@@ -638,8 +638,13 @@ impl SessionBuilder {
                     imported: None,
                     project_trust: None,
                 };
-                let recorder = Recorder::create(path, &header, &self.secrets(), Rules::default())
-                    .map_err(|e| Error::Cassette(e.to_string()))?;
+                let recorder = Recorder::create(
+                    path,
+                    &header,
+                    &self.secrets(&opened.settings),
+                    Rules::default(),
+                )
+                .map_err(|e| Error::Cassette(e.to_string()))?;
                 let live = opened
                     .live
                     .with_call_transport(recording_transport(recorder.clone(), opened.clock));
@@ -662,9 +667,10 @@ impl SessionBuilder {
     /// session file and the interpreter, not yet recorded. `generation` counts the sessions
     /// this one replaced, so a seeded builder gives each a session id of its own.
     pub(crate) fn open(&self, target: &Target, generation: u64) -> Result<Opened, Error> {
-        let model = self.resolve_model()?;
-        // Pi's SDK reads the project's settings too (`SettingsManager.create` trusts it).
+        // Pi's SDK reads the project's settings too (`SettingsManager.create` trusts it): read
+        // once for everything a session's build takes from them.
         let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+        let model = self.resolve_model(&settings)?;
         let model_key = format!("{}/{}", model.provider, model.id);
         let thinking_level = self
             .thinking_level
@@ -679,7 +685,7 @@ impl SessionBuilder {
         options.model_thinking_levels = settings.model_thinking_levels();
         options.block_images = settings.block_images();
         let state = StateMirror::default();
-        let (custom_tools, extensions, commands) = self.tools_with_extensions(&state)?;
+        let (custom_tools, extensions, commands) = self.tools_with_extensions(&state, &settings)?;
         // Pi's SDK starts from the settings' `defaultTools` when they set it.
         let mut tools = self.tools.clone();
         if let Some(defaults) = settings.default_tools() {
@@ -753,6 +759,7 @@ impl SessionBuilder {
             machine,
             file,
             clock,
+            settings,
         })
     }
 
@@ -853,10 +860,10 @@ impl SessionBuilder {
     }
 
     /// The model asked for, looked up in the registry when named.
-    fn resolve_model(&self) -> Result<Model, Error> {
+    fn resolve_model(&self, settings: &Settings) -> Result<Model, Error> {
         match &self.model {
             None => self
-                .settings_model()
+                .settings_model(settings)
                 .or_else(|| self.first_available_model())
                 .ok_or(Error::NoModel),
             Some(ModelChoice::Given(model)) => Ok((**model).clone()),
@@ -879,8 +886,7 @@ impl SessionBuilder {
     /// The model the settings name (`defaultProvider` / `defaultModel`), as Pi 1.5.2's
     /// `createAgentSession` takes it when it is told none: found in the agent dir's
     /// `models.json` or the built-in list, with a key the session can send.
-    fn settings_model(&self) -> Option<Model> {
-        let settings = Settings::load(&self.agent_dir, &self.cwd, true);
+    fn settings_model(&self, settings: &Settings) -> Option<Model> {
         let (provider, id) = (settings.default_provider()?, settings.default_model()?);
         let registry = self.model_registry().0;
         let model = registry.find(provider, id)?;
@@ -907,7 +913,7 @@ impl SessionBuilder {
     /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
     /// key, the keys of the MCP configs given and those the settings keep (which the
     /// extensions read). The recorder learns only the keys calls send.
-    fn secrets(&self) -> Vec<(String, String)> {
+    fn secrets(&self, settings: &Settings) -> Vec<(String, String)> {
         let registry = self.model_registry().0;
         let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
         let given = self
@@ -922,7 +928,7 @@ impl SessionBuilder {
             &pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, false),
             given
                 .chain(self.mcp_secrets.iter().cloned())
-                .chain(Settings::load(&self.agent_dir, &self.cwd, true).credentials()),
+                .chain(settings.credentials()),
         )
     }
 
@@ -995,6 +1001,8 @@ pub(crate) struct Opened {
     pub(crate) machine: SessionMachine,
     pub(crate) file: SessionFile,
     pub(crate) clock: Arc<dyn Clock>,
+    /// The settings the session was built from (a recording scrubs the keys they keep).
+    pub(crate) settings: Settings,
 }
 
 /// What a recording says of the session a run starts in or goes on in (a header's, or a
