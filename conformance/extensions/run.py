@@ -2,12 +2,12 @@
 """The extension conformance set: Pi extensions run under Pi 1.5.2 and under ours with the kit's
 mock, compared as the scenarios are.
 
-usage: run.py record --pi PI_152 [--case NAME]...                     record 1.5.2's traces into traces/
-       run.py compare --pi OURS [--host-pi-dir DIR] [--case NAME]... [--keep DIR]
+usage: run.py record --pi PI_152 [--case NAME]... [--jobs N]            record 1.5.2's traces into traces/
+       run.py compare --pi OURS [--host-pi-dir DIR] [--case NAME]... [--keep DIR] [--jobs N]
                                                                run ours, compare with traces/
 
 `--case` keeps to the cases named (all of them without it), so that recording a new case leaves
-the others' traces as they are.
+the others' traces as they are. `--jobs N` runs N cases at once (the kit's `--jobs`).
 
 Each folder here holds one case: extension.ts and scenario.json (the kit's scenario format,
 with its mock script). The extension is written into the scenario's cwd and loaded with
@@ -120,8 +120,9 @@ def response_places(trace):
     return places
 
 
-def kit_run(pi, folder, out, portable):
-    sys.argv = ["run.py", "--pi", pi, "--scenarios", str(folder), "--out", str(out)] + (["--portable"] if portable else [])
+def kit_run(pi, folder, out, portable, jobs):
+    sys.argv = ["run.py", "--pi", pi, "--scenarios", str(folder), "--out", str(out), "--jobs", str(jobs)] \
+        + (["--portable"] if portable else [])
     return kit.main()
 
 
@@ -132,13 +133,14 @@ def main():
     ap.add_argument("--host-pi-dir", default=os.environ.get("PI_EXTENSION_HOST_PI_DIR"))
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
     ap.add_argument("--keep", help="compare: write our traces into this folder (kept) to read them")
+    ap.add_argument("--jobs", type=int, default=1, help="cases run at once (default 1)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "scenarios").mkdir()
         if a.action == "record":
             scenarios(tmp / "scenarios", None, a.case)
-            return kit_run(a.pi, tmp / "scenarios", TRACES, True)
+            return kit_run(a.pi, tmp / "scenarios", TRACES, True, a.jobs)
         if not a.host_pi_dir:
             ap.error("--host-pi-dir (or PI_EXTENSION_HOST_PI_DIR) must name Pi 1.5.2's install")
         node = Path(a.host_pi_dir) / "node" / "bin"
@@ -150,7 +152,7 @@ def main():
         with open(tmp / "run.log", "w") as log:
             stdout, sys.stdout = sys.stdout, log
             try:
-                kit_run(a.pi, tmp / "scenarios", ours, False)
+                kit_run(a.pi, tmp / "scenarios", ours, False, a.jobs)
             finally:
                 sys.stdout = stdout
         all_matched = True

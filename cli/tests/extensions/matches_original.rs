@@ -137,13 +137,12 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
     let scratch = tempfile::tempdir().unwrap();
     let cassettes = scratch.path().join("cassettes");
     std::fs::create_dir(&cassettes).unwrap();
+    // Each run records into a cassette of its own (the cases run several at once).
     let recording = scratch.path().join("pi-recording");
-    let counter = scratch.path().join("runs");
     std::fs::write(
         &recording,
         format!(
-            "#!/bin/sh\necho >> '{counter}'\nn=$(wc -l < '{counter}')\nexec '{pi}' --record '{dir}/run-'$n'.jsonl' \"$@\"\n",
-            counter = counter.display(),
+            "#!/bin/sh\nexec '{pi}' --record \"$(mktemp -u '{dir}/run-XXXXXXXXXX.jsonl')\" \"$@\"\n",
             pi = env!("CARGO_BIN_EXE_pi"),
             dir = cassettes.display(),
         ),
@@ -158,6 +157,8 @@ fn the_extension_conformance_set_matches_pi_1_5_2() {
         .arg(&recording)
         .arg("--host-pi-dir")
         .arg(std::env::var("PI_EXTENSION_HOST_PI_DIR").unwrap())
+        // Most of a case's time is waiting (Node starting, the mock, the dialogs' steps).
+        .args(["--jobs", "3"])
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&out.stdout);
