@@ -24,15 +24,9 @@ use pi_core::tools::selection::{NoTools, ToolSelection};
 use pi_effects::agent_session::{AgentSession, SessionOptions, DEFAULT_TOOLS};
 use pi_effects::clock::{Clock, SystemClock};
 use pi_effects::custom_tool::{CustomTool, ToolRegistry};
-use pi_effects::extension::sidecar::{
-    command_extension, command_names, compact_end_extension, hook_extensions, register_tools,
-    ExtensionHost, StateMirror,
-};
+use pi_effects::extension::sidecar::StateMirror;
 use pi_effects::extension::{ExtensionRegistry, RustExtension};
-use pi_effects::host::process_environment;
-use pi_effects::live::CallOptionsFor;
 use pi_effects::live::Live;
-use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::resources::{discover, Wanted};
 use pi_effects::run_config::build_machine;
 use pi_effects::run_config::RunConfig;
@@ -40,15 +34,15 @@ use pi_effects::session::{agent_dir, SessionFile, SessionLock, SessionStore, Sto
 use pi_effects::settings::Settings;
 use pi_effects::tools::{SessionVariables, ToolEnv};
 use pi_mcp::McpConfig;
-use pi_providers::registry::ModelRegistry;
-use pi_providers::retry::RetryClock;
-use pi_providers::{catalog, CallOptions};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::io::Io;
 use crate::printed::Printed;
 use crate::{Error, Session};
+
+mod models;
+mod typescript;
 
 /// Pi's read-only tool set (`createReadOnlyTools`): the agent can look but not change anything.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
@@ -394,101 +388,6 @@ impl SessionBuilder {
     pub fn discover_extensions(mut self, project_trusted: bool) -> Self {
         self.extension_discovery = Some(project_trusted);
         self
-    }
-
-    /// The home folder, the settings (the project's when `project_trusted`) and what their
-    /// `packages` give: what discovery reads.
-    fn settings_and_packages(
-        &self,
-        project_trusted: bool,
-    ) -> (PathBuf, Settings, pi_effects::packages::Resolved) {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let settings = Settings::load(&self.agent_dir, &self.cwd, project_trusted);
-        let packages = pi_effects::packages::resolve(&pi_effects::packages::Wanted {
-            agent_dir: &self.agent_dir,
-            cwd: &self.cwd,
-            home: &home,
-            listed: settings.listed_resources(),
-        });
-        (home, settings, packages)
-    }
-
-    /// The TypeScript extensions to load: those given, then those discovered when asked.
-    fn typescript_extension_paths(&self) -> Vec<PathBuf> {
-        let Some(project_trusted) = self.extension_discovery else {
-            return self.typescript_extensions.clone();
-        };
-        let (home, settings, packages) = self.settings_and_packages(project_trusted);
-        let given: Vec<String> = self
-            .typescript_extensions
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        pi_effects::extension::sidecar::discover(&pi_effects::extension::sidecar::Wanted {
-            agent_dir: &self.agent_dir,
-            cwd: &self.cwd,
-            home: &home,
-            project_trusted,
-            no_extensions: false,
-            cli_paths: &given,
-            listed: settings.listed_resources(),
-            packages: &packages.found,
-        })
-    }
-
-    /// The custom tools with those of the TypeScript extensions, whose host is started here,
-    /// the extensions with theirs (handlers and commands), answering from `state`, and the
-    /// names their commands are invoked by.
-    fn tools_with_extensions(
-        &self,
-        state: &StateMirror,
-        settings: &Settings,
-    ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
-        let mut tools = self.custom_tools.clone();
-        let mut extensions = self.extensions.clone();
-        let paths = self.typescript_extension_paths();
-        if paths.is_empty() {
-            return Ok((tools, extensions, Vec::new()));
-        }
-        // Pi's line for each extension that failed, as the binary prints them.
-        let failed = |failures: Vec<(String, String)>| {
-            let lines: Vec<String> = failures
-                .iter()
-                .map(|(path, error)| format!("Failed to load extension \"{path}\": {error}"))
-                .collect();
-            Error::Extension(lines.join("\n"))
-        };
-        let (host, registrations) =
-            ExtensionHost::start(&paths, &self.cwd, self.extension_discovery.unwrap_or(false))
-                .map_err(|e| {
-                    let error = e.to_string();
-                    failed(
-                        paths
-                            .iter()
-                            .map(|p| (p.display().to_string(), error.clone()))
-                            .collect(),
-                    )
-                })?;
-        if !registrations.errors.is_empty() {
-            let errors = registrations.errors.iter();
-            return Err(failed(
-                errors.map(|e| (e.path.clone(), e.error.clone())).collect(),
-            ));
-        }
-        // `pi.getSettings()` answers the settings Pi's SDK reads (the project's too).
-        host.set_settings(settings.merged())
-            .map_err(|e| Error::Extension(e.to_string()))?;
-        register_tools(&mut tools, &registrations, &host, state);
-        for extension in hook_extensions(&registrations, &host, state) {
-            extensions.load(extension);
-        }
-        if let Some(commands) = command_extension(&registrations, &host, state) {
-            extensions.load(commands);
-        }
-        extensions.load(compact_end_extension(&host, state));
-        Ok((tools, extensions, command_names(&registrations)))
     }
 
     /// Confines the file tools (read, write, edit, grep, find, ls) to `cwd`, symlinks
@@ -840,127 +739,6 @@ impl SessionBuilder {
     /// `path` against the session's `cwd` when relative.
     pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
         self.cwd.join(path)
-    }
-
-    /// The agent dir's models.json over the built-ins, with the providers the Rust extensions
-    /// register merged in (as Pi 1.5.2's registry takes an extension's), and Pi's error text
-    /// for each registration it refused.
-    fn model_registry(&self) -> (ModelRegistry, Vec<String>) {
-        let mut registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
-        let mut refused = Vec::new();
-        for registration in self.extensions.providers() {
-            if let Err(message) = registry.register_provider(&registration) {
-                refused.push(format!(
-                    "Extension \"{}\" error: {message}",
-                    registration.extension_path
-                ));
-            }
-        }
-        (registry, refused)
-    }
-
-    /// The model asked for, looked up in the registry when named.
-    fn resolve_model(&self, settings: &Settings) -> Result<Model, Error> {
-        match &self.model {
-            None => self
-                .settings_model(settings)
-                .or_else(|| self.first_available_model())
-                .ok_or(Error::NoModel),
-            Some(ModelChoice::Given(model)) => Ok((**model).clone()),
-            Some(ModelChoice::Registry { provider, id }) => {
-                let (registry, refused) = self.model_registry();
-                if !refused.is_empty() {
-                    return Err(Error::Extension(refused.join("\n")));
-                }
-                registry
-                    .find(provider, id)
-                    .cloned()
-                    .ok_or_else(|| Error::UnknownModel {
-                        provider: provider.clone(),
-                        id: id.clone(),
-                    })
-            }
-        }
-    }
-
-    /// The model the settings name (`defaultProvider` / `defaultModel`), as Pi 1.5.2's
-    /// `createAgentSession` takes it when it is told none: found in the agent dir's
-    /// `models.json` or the built-in list, with a key the session can send.
-    fn settings_model(&self, settings: &Settings) -> Option<Model> {
-        let (provider, id) = (settings.default_provider()?, settings.default_model()?);
-        let registry = self.model_registry().0;
-        let model = registry.find(provider, id)?;
-        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
-        let keyed = self.api_key.is_some()
-            || registry.has_configured_auth(model, &auth, &process_environment());
-        keyed.then(|| model.clone())
-    }
-
-    /// Pi 1.5.2's `findInitialModel` once the settings name no usable model: among the models
-    /// with a configured key (the built-in list and the agent dir's `models.json`), the first
-    /// provider default, else the first.
-    fn first_available_model(&self) -> Option<Model> {
-        let registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
-        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
-        let environment = process_environment();
-        let available: Vec<Model> = registry.available(&auth, &environment).cloned().collect();
-        catalog::preferred_available(&available).cloned()
-    }
-
-    /// Every credential the session could send or the agent could come across, with where it
-    /// came from, for a recording to scrub wherever it shows up (a prompt, a tool result, an
-    /// answer): the set the `pi` binary's recorder is given (`pi_mcp::machine_credentials`:
-    /// the agent dir's `models.json`, `auth.json` and `mcp.json`, the environment), the given
-    /// key, the keys of the MCP configs given and those the settings keep (which the
-    /// extensions read). The recorder learns only the keys calls send.
-    fn secrets(&self, settings: &Settings) -> Vec<(String, String)> {
-        let registry = self.model_registry().0;
-        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
-        let given = self
-            .api_key
-            .iter()
-            .map(|key| (key.clone(), "api key".to_owned()));
-        // A program's session trusts no project's `mcp.json` (it reads none).
-        pi_mcp::machine_credentials(
-            &registry,
-            &auth,
-            &process_environment(),
-            &pi_mcp::load_mcp_config(&self.agent_dir, &self.cwd, false),
-            given
-                .chain(self.mcp_secrets.iter().cloned())
-                .chain(settings.credentials()),
-        )
-    }
-
-    /// The key and headers of each call: the given key, or resolved as Pi resolves them.
-    fn call_options(&self) -> CallOptionsFor {
-        if let Some(key) = &self.api_key {
-            let key = key.clone();
-            return Arc::new(move |_| {
-                Ok(CallOptions {
-                    api_key: key.clone(),
-                    ..CallOptions::default()
-                })
-            });
-        }
-        let registry = self.model_registry().0;
-        let (auth, _) = load_auth(&self.agent_dir.join("auth.json"));
-        let env = process_environment();
-        let clock = SystemClock;
-        Arc::new(move |request| {
-            let now = i64::try_from(clock.now_ms()).unwrap_or(i64::MAX);
-            let resolved = registry
-                .request_auth(&request.model, &auth, &env, now)
-                .map_err(|e| e.to_string())?;
-            let api_key = resolved
-                .api_key
-                .ok_or_else(|| format!("No API key for provider: {}", request.model.provider))?;
-            Ok(CallOptions {
-                api_key,
-                headers: resolved.headers.unwrap_or_default(),
-                ..CallOptions::default()
-            })
-        })
     }
 }
 
