@@ -521,6 +521,7 @@ impl SessionBuilder {
         let opened = self.open(&Target::Start, 0)?;
         let (io, printed) = match &self.cassette {
             CassetteChoice::Record(path) => {
+                let secrets = opened.secrets(&self);
                 let header = Header {
                     format: pi_cassettes::FORMAT_VERSION,
                     features: Vec::new(),
@@ -537,13 +538,8 @@ impl SessionBuilder {
                     imported: None,
                     project_trust: None,
                 };
-                let recorder = Recorder::create(
-                    path,
-                    &header,
-                    &self.secrets(&opened.settings),
-                    Rules::default(),
-                )
-                .map_err(|e| Error::Cassette(e.to_string()))?;
+                let recorder = Recorder::create(path, &header, &secrets, Rules::default())
+                    .map_err(|e| Error::Cassette(e.to_string()))?;
                 let live = opened
                     .live
                     .with_call_transport(recording_transport(recorder.clone(), opened.clock));
@@ -569,7 +565,9 @@ impl SessionBuilder {
         // Pi's SDK reads the project's settings too (`SettingsManager.create` trusts it): read
         // once for everything a session's build takes from them.
         let settings = Settings::load(&self.agent_dir, &self.cwd, true);
-        let model = self.resolve_model(&settings)?;
+        let typescript = self.load_typescript(&settings)?;
+        let catalog = self.model_catalog(typescript.as_ref().map_or(&[], |t| t.providers()));
+        let model = self.resolve_model(&settings, &catalog)?;
         let model_key = format!("{}/{}", model.provider, model.id);
         let thinking_level = self
             .thinking_level
@@ -577,14 +575,19 @@ impl SessionBuilder {
             .or(settings.default_thinking_level())
             .unwrap_or(ThinkingLevel::Medium);
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let mut options = SessionOptions::new(&self.cwd, model, self.call_options());
+        let mut options =
+            SessionOptions::new(&self.cwd, model, self.call_options(&catalog.registry));
         options.agent_dir = self.agent_dir.clone();
         options.thinking_level = thinking_level;
         options.default_thinking_level = settings.default_thinking_level();
         options.model_thinking_levels = settings.model_thinking_levels();
         options.block_images = settings.block_images();
         let state = StateMirror::default();
-        let (custom_tools, extensions, commands) = self.tools_with_extensions(&state, &settings)?;
+        let (custom_tools, extensions, commands) = self.tools_with_extensions(
+            &state,
+            typescript.as_ref(),
+            &self.host_models(&catalog.registry),
+        )?;
         // Pi's SDK starts from the settings' `defaultTools` when they set it.
         let mut tools = self.tools.clone();
         if let Some(defaults) = settings.default_tools() {
@@ -659,6 +662,7 @@ impl SessionBuilder {
             file,
             clock,
             settings,
+            registry: catalog.registry,
         })
     }
 
@@ -779,8 +783,17 @@ pub(crate) struct Opened {
     pub(crate) machine: SessionMachine,
     pub(crate) file: SessionFile,
     pub(crate) clock: Arc<dyn Clock>,
-    /// The settings the session was built from (a recording scrubs the keys they keep).
-    pub(crate) settings: Settings,
+    /// The settings the session was built from, and the models it may call (a recording
+    /// scrubs the keys they keep).
+    settings: Settings,
+    registry: pi_providers::registry::ModelRegistry,
+}
+
+impl Opened {
+    /// Every credential the session `builder` opened could send or come across.
+    fn secrets(&self, builder: &SessionBuilder) -> Vec<(String, String)> {
+        builder.secrets(&self.settings, &self.registry)
+    }
 }
 
 /// What a recording says of the session a run starts in or goes on in (a header's, or a

@@ -2,14 +2,16 @@
 //! extension host that loads them, whose tools, handlers and commands join the session's.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::extension::sidecar::{
     command_extension, command_names, compact_end_extension, hook_extensions, register_tools,
-    ExtensionHost, StateMirror,
+    ExtensionHost, HostModels, Registrations, StateMirror,
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::settings::Settings;
+use pi_providers::registry::ProviderRegistration;
 
 use super::SessionBuilder;
 use crate::Error;
@@ -57,19 +59,14 @@ impl SessionBuilder {
         })
     }
 
-    /// The custom tools with those of the TypeScript extensions, whose host is started here,
-    /// the extensions with theirs (handlers and commands), answering from `state`, and the
-    /// names their commands are invoked by.
-    pub(super) fn tools_with_extensions(
-        &self,
-        state: &StateMirror,
-        settings: &Settings,
-    ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
-        let mut tools = self.custom_tools.clone();
-        let mut extensions = self.extensions.clone();
+    /// Starts the extension host for the TypeScript extensions, if any, and loads them, the
+    /// settings set for `pi.getSettings()`: what they registered comes back with the host, before
+    /// the session's model is chosen (the providers they register are in the catalog it is
+    /// chosen from, as Pi 1.5.2's services register them).
+    pub(super) fn load_typescript(&self, settings: &Settings) -> Result<Option<Loaded>, Error> {
         let paths = self.typescript_extension_paths();
         if paths.is_empty() {
-            return Ok((tools, extensions, Vec::new()));
+            return Ok(None);
         }
         // Pi's line for each extension that failed, as the binary prints them.
         let failed = |failures: Vec<(String, String)>| {
@@ -99,14 +96,54 @@ impl SessionBuilder {
         // `pi.getSettings()` answers the settings Pi's SDK reads (the project's too).
         host.set_settings(settings.merged())
             .map_err(|e| Error::Extension(e.to_string()))?;
-        register_tools(&mut tools, &registrations, &host, state);
-        for extension in hook_extensions(&registrations, &host, state) {
+        Ok(Some(Loaded {
+            host,
+            registrations,
+        }))
+    }
+
+    /// The custom tools with those of the TypeScript extensions `loaded`, the extensions with
+    /// theirs (handlers and commands), answering from `state` and reading `models` through
+    /// `ctx.modelRegistry`, and the names their commands are invoked by.
+    pub(super) fn tools_with_extensions(
+        &self,
+        state: &StateMirror,
+        loaded: Option<&Loaded>,
+        models: &HostModels,
+    ) -> Result<(ToolRegistry, ExtensionRegistry, Vec<String>), Error> {
+        let mut tools = self.custom_tools.clone();
+        let mut extensions = self.extensions.clone();
+        let Some(Loaded {
+            host,
+            registrations,
+        }) = loaded
+        else {
+            return Ok((tools, extensions, Vec::new()));
+        };
+        host.set_catalog(models)
+            .map_err(|e| Error::Extension(e.to_string()))?;
+        register_tools(&mut tools, registrations, host, state);
+        for extension in hook_extensions(registrations, host, state) {
             extensions.load(extension);
         }
-        if let Some(commands) = command_extension(&registrations, &host, state) {
+        if let Some(commands) = command_extension(registrations, host, state) {
             extensions.load(commands);
         }
-        extensions.load(compact_end_extension(&host, state));
-        Ok((tools, extensions, command_names(&registrations)))
+        extensions.load(compact_end_extension(host, state));
+        Ok((tools, extensions, command_names(registrations)))
+    }
+}
+
+/// The TypeScript extensions of a session being opened: the host running them and what they
+/// registered as they loaded.
+pub(super) struct Loaded {
+    host: Arc<ExtensionHost>,
+    registrations: Registrations,
+}
+
+impl Loaded {
+    /// The model providers they registered (`pi.registerProvider`), in their order.
+    pub(super) fn providers(&self) -> &[ProviderRegistration] {
+        &self.registrations.providers
     }
 }
