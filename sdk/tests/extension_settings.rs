@@ -21,19 +21,10 @@ const PLANTED: &str = "sdk-settings-planted-apikey-0123456789";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_settings_reach_the_extensions_and_their_keys_no_cassette() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(workspace.join(".agent")).unwrap();
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    // The extension host runs the install's Node (Pi 1.5.2 needs Node >= 22.19).
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     std::fs::write(
         workspace.join(".agent/settings.json"),
         json!({"myGateway": {"apiKey": PLANTED, "region": "eu-west"}}).to_string(),

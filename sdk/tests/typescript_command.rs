@@ -11,32 +11,19 @@ mod common;
 
 use std::path::Path;
 
-use common::{builder, prompt_once};
+use common::{builder, lines, prompt_once};
 use pi_sdk::SessionBuilder;
 use pi_testkit::MockLlm;
-use serde_json::{json, Value};
-
-/// The events as the text they serialize to, one line each (key order kept).
-fn lines(events: &[Value]) -> String {
-    events.iter().map(|e| format!("{e}\n")).collect()
-}
+use serde_json::json;
 
 /// An extension's command runs for a prompt `/note args` in an SDK session as in the binary:
 /// no model call, its entry and message written; the recording replays with no Node on PATH.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_extensions_command_runs_for_a_prompt_and_replays_without_node() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/extensions/command_flag/extension.ts");
     let cassette = dir.path().join("note.cassette.jsonl");

@@ -15,33 +15,19 @@ mod common;
 
 use std::path::Path;
 
-use common::{builder, drain, prompt_once};
+use common::{builder, drain, lines, prompt_once};
 use pi_sdk::SessionBuilder;
 use pi_testkit::MockLlm;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const PROMPT: &str = "List the files.";
 
-/// The events as the text they serialize to, one line each (key order kept).
-fn lines(events: &[Value]) -> String {
-    events.iter().map(|e| format!("{e}\n")).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_extensions_hooks_gate_and_prompt_are_recorded_and_replay_without_node() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    // The extension host runs the install's Node (Pi 1.5.2 needs Node >= 22.19).
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     // Found where `pi` finds extensions: the agent dir's; the untrusted project's are not loaded.
     let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/typescript_hooks/gate.ts");
     let agent_extensions = workspace.join(".agent/extensions");

@@ -15,30 +15,17 @@ mod common;
 
 use std::path::Path;
 
-use common::{builder, drain};
+use common::{builder, drain, lines};
 use pi_sdk::SessionBuilder;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
 
-/// The events as the text they serialize to, one line each (key order kept).
-fn lines(events: &[Value]) -> String {
-    events.iter().map(|e| format!("{e}\n")).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_session_loads_the_extensions_the_settings_name_since() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    std::fs::create_dir_all(workspace.join(".agent")).unwrap();
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     let case = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/extensions/replace_loads_from_none/extension.ts");
     let added = workspace.join("added.ts");

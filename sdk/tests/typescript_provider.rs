@@ -44,18 +44,10 @@ fn gateway(base_url: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typescript_extensions_provider_serves_the_session_and_its_key_is_scrubbed() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(workspace.join(".agent")).unwrap();
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     let mock = MockLlm::start(&json!([{"text": format!("The key is {KEY}.")}]));
     let extension = workspace.join("gateway.ts");
     std::fs::write(&extension, gateway(&mock.url("/v1"))).unwrap();

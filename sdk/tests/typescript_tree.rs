@@ -50,18 +50,10 @@ fn entries(file: &std::path::Path) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typescript_extension_cancels_and_summarises_navigations_and_it_replays_without_node() {
-    let Some(install) = pi_testkit::extension_host_install() else {
+    let Some(scratch) = common::NodeScratch::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("work");
-    std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::set_var(
-        "PATH",
-        format!("{}:{path}", install.join("node/bin").display()),
-    );
+    let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
     let extension = dir.path().join("tree.ts");
     std::fs::write(&extension, EXTENSION).unwrap();
     let cassette = dir.path().join("tree.cassette.jsonl");

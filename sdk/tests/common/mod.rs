@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use pi_cassettes::test_support::mock_model;
 use pi_sdk::{Event, SessionBuilder, ThinkingLevel};
@@ -86,4 +86,35 @@ pub fn assert_chaos(cassette: &Path) {
         stdout.contains(": 0 failed, 0 diverged, 0 unusable"),
         "{stdout}"
     );
+}
+
+/// A scratch folder for a session with Pi's TypeScript extensions: the workspace `work/` (its
+/// `.agent` folder made) and an empty `bare-path/` (a PATH without Node, on which a recording
+/// must still replay), with Pi 1.5.2's Node put first on this process's PATH (the extension host
+/// runs it; Pi 1.5.2 needs Node >= 22.19). `None` without the install: the test skips with a
+/// line, unless `PI_REQUIRE_EXTENSIONS=1` (CI) makes that a failure.
+pub struct NodeScratch {
+    pub dir: tempfile::TempDir,
+    pub workspace: PathBuf,
+}
+
+impl NodeScratch {
+    pub fn new() -> Option<NodeScratch> {
+        let install = pi_testkit::extension_host_install()?;
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("work");
+        std::fs::create_dir_all(workspace.join(".agent")).unwrap();
+        std::fs::create_dir_all(dir.path().join("bare-path")).unwrap();
+        let path = std::env::var("PATH").unwrap_or_default();
+        std::env::set_var(
+            "PATH",
+            format!("{}:{path}", install.join("node/bin").display()),
+        );
+        Some(NodeScratch { dir, workspace })
+    }
+}
+
+/// The events as the text they serialize to, one line each (key order kept).
+pub fn lines(events: &[Value]) -> String {
+    events.iter().map(|e| format!("{e}\n")).collect()
 }
