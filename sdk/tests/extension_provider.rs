@@ -13,7 +13,7 @@ use pi_sdk::{
     SessionBuilder, ThinkingLevel,
 };
 use pi_testkit::MockLlm;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const KEY: &str = "gw-rust-literal-0123456789abcdef";
 
@@ -66,12 +66,7 @@ async fn a_rust_extensions_provider_serves_the_session_and_its_key_is_scrubbed()
         .thinking_level(ThinkingLevel::Off)
         .record(&cassette);
     let events = prompt_once(builder, &format!("Is {KEY} the key?")).await;
-    let requests: Vec<Value> = std::fs::read_to_string(&mock.log)
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("event").is_none())
-        .collect();
+    let requests = mock.received();
     assert_eq!(requests.len(), 1, "{events:?}");
     assert_eq!(requests[0]["body"]["model"], "gw-model");
     assert_eq!(

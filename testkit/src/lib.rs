@@ -79,12 +79,20 @@ impl MockLlm {
 
     /// The request bodies received, in order.
     pub fn requests(&self) -> Vec<Value> {
+        self.received()
+            .into_iter()
+            .filter_map(|v| v.get("body").cloned())
+            .collect()
+    }
+
+    /// The requests received, in order, as the log keeps them (`headers` and `body`, among
+    /// others): what a test of the headers a call sent reads.
+    pub fn received(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter(|v| v.get("event").is_none())
-            .filter_map(|v| v.get("body").cloned())
             .collect()
     }
 }
