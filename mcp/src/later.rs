@@ -19,17 +19,21 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookEvent, HookPayload};
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::extension::{HookContext, HookFuture, RustExtension};
 use serde_json::Value;
 
+use crate::background::CODEMODE_TOOL_NAME;
 use crate::client::McpConnection;
 use crate::config::{McpConfig, Registered};
 use crate::custom_tool::McpTool;
 use crate::definition::tool_definitions;
 use crate::naming::mcp_namespace;
 use crate::resource_hub::{ResourceActions, ResourceHub};
+use crate::servers_section::{needs_codemode, needs_tool_search, SectionServer};
 
 /// How long the handler waits for a server it connects (Pi's startup wait).
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
@@ -236,7 +240,11 @@ impl Later {
 
     /// Follows the registered set `servers` (name and configuration): the actions for the
     /// session, after the servers added connected.
-    async fn change(&self, servers: Vec<(String, Value)>) -> Vec<HookAction> {
+    async fn change(
+        &self,
+        servers: Vec<(String, Value)>,
+        state: Option<&HookState>,
+    ) -> Vec<HookAction> {
         let servers: Vec<(String, Value)> = servers
             .into_iter()
             .filter(|(name, _)| !self.configured.contains(&mcp_namespace(name)))
@@ -256,7 +264,16 @@ impl Later {
                 .collect();
             (removed, added)
         };
+        // Pi activates the tools that reach the servers' tools before it connects them.
         let mut actions = Vec::new();
+        if let Some(state) = state {
+            let now = {
+                let kept = self.lock();
+                let kept = kept.iter().map(|f| (&f.name, &f.config));
+                self.servers_config(kept.chain(added.iter().map(|(name, config)| (name, config))))
+            };
+            actions.extend(discovery(&now, state));
+        }
         // What the session learns, the resource tools in their place: Pi hides each removed
         // server's tools, then syncs them, and syncs them again once it registered the tools
         // of each server that connected.
@@ -367,6 +384,43 @@ impl Later {
     }
 }
 
+/// Pi's `ensureDiscoveryActive` once the servers changed to `config`'s: the session's
+/// active tools (`state`'s) with codemode added where some enabled server has `codemode`
+/// tools and `autoEnableCodemode` is not false, `tool_search` where some has `deferred`
+/// ones, each when registered and not active yet; `None` when neither is added.
+fn discovery(config: &McpConfig, state: &HookState) -> Option<HookAction> {
+    let servers: Vec<SectionServer<'_>> = config
+        .servers
+        .iter()
+        .map(|entry| SectionServer {
+            name: &entry.name,
+            config: &entry.config,
+            instructions: None,
+        })
+        .collect();
+    let registered = |name: &str| {
+        state.all_tools.as_ref().is_some_and(|all| {
+            all.iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        })
+    };
+    let wanted = [
+        (
+            CODEMODE_TOOL_NAME,
+            needs_codemode(&servers) && config.auto_enable_codemode != Some(false),
+        ),
+        (TOOL_SEARCH_TOOL_NAME, needs_tool_search(&servers)),
+    ];
+    let mut active = state.active_tools.clone();
+    let before = active.len();
+    for (name, needed) in wanted {
+        if needed && registered(name) && !active.iter().any(|a| a == name) {
+            active.push(name.to_owned());
+        }
+    }
+    (active.len() > before).then_some(HookAction::SetActiveTools { tools: active })
+}
+
 /// The session's names of the tools `server`'s listing declares (its entry in a run's
 /// configuration's `mcpServers`), as Pi names them.
 fn listed_tool_names(server: &str, listings: &[Value]) -> Vec<String> {
@@ -405,7 +459,7 @@ impl RustExtension for Later {
                 .iter()
                 .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
                 .collect();
-            for action in self.change(servers).await {
+            for action in self.change(servers, cx.state()).await {
                 cx.act(action);
             }
             Ok(None)
