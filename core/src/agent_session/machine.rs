@@ -405,6 +405,8 @@ impl SessionMachine {
                     reason,
                     previous_session_file,
                 });
+                // Pi's new runner reports the servers nothing connects (`--no-mcp`).
+                self.start_errors_after_start();
                 if !servers.is_empty() {
                     // Pi's MCP extension connects them at the session's start.
                     self.tell_session(HookPayload::McpServersChange { servers });
