@@ -356,6 +356,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 &runtime.mcp_servers,
                 runtime.custom_tools.clone(),
                 servers.resources.clone(),
+                servers.connections.clone(),
             ));
             if !late {
                 runtime.extensions.load(std::sync::Arc::clone(&later) as _);

@@ -317,9 +317,9 @@ pub(crate) async fn replace<R: Replacer>(
     let mut providers = Vec::new();
     let mut loaded = match crate::reload::reload(runtime, session) {
         Ok((SessionInput::Reloaded(Some(mut loaded)), registrations)) => {
-            // A new runtime has no tools to add to, and its start reported its errors.
+            // A new runtime has no tools to add to; the servers the new load registered that
+            // nothing connects (`--no-mcp`) are its start's errors, as Pi's new runner's.
             loaded.added_default_tools.clear();
-            loaded.start_errors.clear();
             providers = registrations.map(|r| r.providers).unwrap_or_default();
             Some(loaded)
         }

@@ -98,7 +98,7 @@ async fn start(
 const MCP_TOOL_PREFIX: &str = "mcp__";
 
 /// Pi's codemode tool, whose scripts reach the servers they name.
-const CODEMODE_TOOL_NAME: &str = "codemode";
+pub(crate) const CODEMODE_TOOL_NAME: &str = "codemode";
 
 /// The script globals that list or look tools up, so a script using one may call any tool
 /// (Pi's `DISCOVERY_GLOBALS`).

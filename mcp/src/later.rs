@@ -8,7 +8,9 @@
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
 //! on), their `deferred` ones as `registerDeferredTools`, the tools of removed servers as that
 //! action's `withdrawn`; the resource tools follow the tools of the server that moved their
-//! exposure (`resource_hub`). One deliberate difference: Pi does not wait for the servers it
+//! exposure (`resource_hub`); when the servers listed in the `mcp_servers` section changed
+//! (Pi renders it from the servers as they are when each prompt starts), the section's new
+//! text rides with `registerDeferredTools`. One deliberate difference: Pi does not wait for the servers it
 //! connects here (only a session's first prompt waits for servers with `direct` tools); this
 //! handler waits for them, up to Pi's startup wait, so that the tools the decision carries are
 //! those of the servers as they answered.
@@ -17,17 +19,21 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use pi_core::agent::hook_state::HookState;
 use pi_core::agent::hooks::{HandledHooks, HookAction, HookEvent, HookPayload};
+use pi_core::tools::tool_search::TOOL_SEARCH_TOOL_NAME;
 use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::extension::{HookContext, HookFuture, RustExtension};
 use serde_json::Value;
 
+use crate::background::CODEMODE_TOOL_NAME;
 use crate::client::McpConnection;
 use crate::config::{McpConfig, Registered};
 use crate::custom_tool::McpTool;
 use crate::definition::tool_definitions;
 use crate::naming::mcp_namespace;
 use crate::resource_hub::{ResourceActions, ResourceHub};
+use crate::servers_section::{needs_codemode, needs_tool_search, SectionServer};
 
 /// How long the handler waits for a server it connects (Pi's startup wait).
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
@@ -48,6 +54,13 @@ pub struct Later {
     cwd: PathBuf,
     /// The namespaces `mcp.json` defines, which win over a registered server's.
     configured: Vec<String>,
+    /// `mcp.json`'s servers, which the `mcp_servers` section lists with the registered ones.
+    config: McpConfig,
+    /// The servers the run's start connected, whose instructions the section words.
+    start_connections: Vec<Arc<McpConnection>>,
+    /// The `mcp_servers` section as the session last learnt it from this handler (at first,
+    /// as the start's servers make it): a change that moves it tells the session.
+    section: Mutex<Option<String>>,
     /// Where the tools of the servers it connects are registered for running.
     tools: ToolRegistry,
     /// The servers with resources, which those it connects join and those removed leave.
@@ -76,7 +89,8 @@ impl Later {
     /// The handler for a run whose `mcp.json` servers are `configured` and whose start
     /// registered `started` (each with the tool names its listing declared, from
     /// `listings`: a run's configuration's `mcpServers`), its servers' tools registered in
-    /// `tools`, the servers with resources in `resources` (the start's).
+    /// `tools`, the servers with resources in `resources` (the start's), the servers it
+    /// connected `start_connections`.
     pub fn new(
         cwd: PathBuf,
         configured: &McpConfig,
@@ -84,6 +98,7 @@ impl Later {
         listings: &[Value],
         tools: ToolRegistry,
         resources: ResourceHub,
+        start_connections: Vec<Arc<McpConnection>>,
     ) -> Later {
         let started: Vec<(String, Value, Vec<String>)> = started
             .iter()
@@ -99,6 +114,9 @@ impl Later {
                 .iter()
                 .map(|s| mcp_namespace(&s.name))
                 .collect(),
+            config: configured.clone(),
+            start_connections,
+            section: Mutex::new(None),
             tools,
             resources,
             followed: Mutex::new(Self::from_start(&started)),
@@ -106,6 +124,60 @@ impl Later {
             session: Mutex::new(None),
             credentials: Mutex::new(None),
         }
+        .with_start_section()
+    }
+
+    /// The handler with the section the start's servers make as the one the session knows.
+    fn with_start_section(self) -> Later {
+        let start = self.render(&self.lock());
+        *self.section.lock().unwrap_or_else(PoisonError::into_inner) = start;
+        self
+    }
+
+    /// Pi's `renderServersSection` over `mcp.json`'s servers and the `followed` ones, each
+    /// with its instructions once connected.
+    fn render(&self, followed: &[Followed]) -> Option<String> {
+        let config = self.servers_config(followed.iter().map(|f| (&f.name, &f.config)));
+        let connections: Vec<Arc<McpConnection>> = self
+            .start_connections
+            .iter()
+            .cloned()
+            .chain(followed.iter().filter_map(|f| f.connection.clone()))
+            .collect();
+        crate::startup::later_section(&config, &connections)
+    }
+
+    /// `mcp.json`'s servers with the `registered` ones (name and configuration) after them,
+    /// as Pi's extension merges them (a name `mcp.json` defines stays `mcp.json`'s).
+    fn servers_config<'a>(
+        &self,
+        registered: impl Iterator<Item = (&'a String, &'a Value)>,
+    ) -> McpConfig {
+        let mut config = self.config.clone();
+        let registered: Vec<Registered> = registered
+            .map(|(name, config)| Registered {
+                name: name.clone(),
+                config: config.clone(),
+                extension_path: String::new(),
+            })
+            .collect();
+        config.add_registered(&registered);
+        config
+    }
+
+    /// The section's change for the session, when the `followed` servers moved it: its new
+    /// content, or an empty one when no server is left to list (Pi deletes the section).
+    fn section_change(&self, followed: &[Followed]) -> Vec<(String, String)> {
+        let now = self.render(followed);
+        let mut known = self.section.lock().unwrap_or_else(PoisonError::into_inner);
+        if *known == now {
+            return Vec::new();
+        }
+        *known = now.clone();
+        vec![(
+            crate::servers_section::SECTION_NAME.to_owned(),
+            now.unwrap_or_default(),
+        )]
     }
 
     /// Tells `sink` the credentials of every server's configuration before it is connected:
@@ -157,6 +229,8 @@ impl Later {
             old.into_iter().filter_map(|f| f.connection).collect()
         };
         self.resources.reset_to_start();
+        let start = self.render(&self.lock());
+        *self.section.lock().unwrap_or_else(PoisonError::into_inner) = start;
         crate::stop_servers(&closing).await;
     }
 
@@ -166,7 +240,11 @@ impl Later {
 
     /// Follows the registered set `servers` (name and configuration): the actions for the
     /// session, after the servers added connected.
-    async fn change(&self, servers: Vec<(String, Value)>) -> Vec<HookAction> {
+    async fn change(
+        &self,
+        servers: Vec<(String, Value)>,
+        state: Option<&HookState>,
+    ) -> Vec<HookAction> {
         let servers: Vec<(String, Value)> = servers
             .into_iter()
             .filter(|(name, _)| !self.configured.contains(&mcp_namespace(name)))
@@ -186,6 +264,16 @@ impl Later {
                 .collect();
             (removed, added)
         };
+        // Pi activates the tools that reach the servers' tools before it connects them.
+        let mut actions = Vec::new();
+        if let Some(state) = state {
+            let now = {
+                let kept = self.lock();
+                let kept = kept.iter().map(|f| (&f.name, &f.config));
+                self.servers_config(kept.chain(added.iter().map(|(name, config)| (name, config))))
+            };
+            actions.extend(discovery(&now, state));
+        }
         // What the session learns, the resource tools in their place: Pi hides each removed
         // server's tools, then syncs them, and syncs them again once it registered the tools
         // of each server that connected.
@@ -253,17 +341,17 @@ impl Later {
             deferred,
             withdrawn,
         } = learnt;
-        let mut actions = Vec::new();
+        let later_sections = self.section_change(&self.lock());
         if !direct.is_empty() || !withdrawn.is_empty() {
             actions.push(HookAction::RegisterTools {
                 tools: direct,
                 withdrawn,
             });
         }
-        if !deferred.is_empty() {
+        if !deferred.is_empty() || !later_sections.is_empty() {
             actions.push(HookAction::RegisterDeferredTools {
                 tools: deferred,
-                later_sections: Vec::new(),
+                later_sections,
             });
         }
         actions
@@ -294,6 +382,43 @@ impl Later {
             .ok()
             .map(Arc::new)
     }
+}
+
+/// Pi's `ensureDiscoveryActive` once the servers changed to `config`'s: the session's
+/// active tools (`state`'s) with codemode added where some enabled server has `codemode`
+/// tools and `autoEnableCodemode` is not false, `tool_search` where some has `deferred`
+/// ones, each when registered and not active yet; `None` when neither is added.
+fn discovery(config: &McpConfig, state: &HookState) -> Option<HookAction> {
+    let servers: Vec<SectionServer<'_>> = config
+        .servers
+        .iter()
+        .map(|entry| SectionServer {
+            name: &entry.name,
+            config: &entry.config,
+            instructions: None,
+        })
+        .collect();
+    let registered = |name: &str| {
+        state.all_tools.as_ref().is_some_and(|all| {
+            all.iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        })
+    };
+    let wanted = [
+        (
+            CODEMODE_TOOL_NAME,
+            needs_codemode(&servers) && config.auto_enable_codemode != Some(false),
+        ),
+        (TOOL_SEARCH_TOOL_NAME, needs_tool_search(&servers)),
+    ];
+    let mut active = state.active_tools.clone();
+    let before = active.len();
+    for (name, needed) in wanted {
+        if needed && registered(name) && !active.iter().any(|a| a == name) {
+            active.push(name.to_owned());
+        }
+    }
+    (active.len() > before).then_some(HookAction::SetActiveTools { tools: active })
 }
 
 /// The session's names of the tools `server`'s listing declares (its entry in a run's
@@ -334,7 +459,7 @@ impl RustExtension for Later {
                 .iter()
                 .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
                 .collect();
-            for action in self.change(servers).await {
+            for action in self.change(servers, cx.state()).await {
                 cx.act(action);
             }
             Ok(None)

@@ -677,7 +677,8 @@ impl Interpreter for Replay {
                 _,
                 Some(hooks),
             ) if payload.event() != HookEvent::McpServersChange => {
-                hooks.start(call.0, payload, state)
+                let recorded = recorded_decision(&self.spine[self.position..], call.0);
+                hooks.start(call.0, payload, state, recorded)
             }
             _ => {}
         }
@@ -719,4 +720,15 @@ fn loaded_as_recorded(asked: &RecordedInput, recorded: &RecordedInput) -> bool {
         ) => reason == recorded_reason && previous_session_file == recorded_file,
         _ => false,
     }
+}
+
+/// The recorded outcome of hook point `call`, the first decision for it in `spine`.
+fn recorded_decision(spine: &[(usize, Spine)], call: u64) -> Option<&Value> {
+    spine.iter().find_map(|(_, entry)| match entry {
+        Spine::Answer(_, input) => match &**input {
+            RecordedInput::HookDecided { call: c, outcome } if *c == call => Some(outcome),
+            _ => None,
+        },
+        _ => None,
+    })
 }

@@ -689,3 +689,43 @@ fn record_case(env: &Env, node: &str, case: &str, prompt: &str) -> (PathBuf, Str
     assert_eq!(code, 0, "{stderr}");
     (cassette, recorded, stderr)
 }
+
+/// `pi replay --extensions live` of a run whose MCP server connected in the background while a
+/// tool ran: the built-in MCP extension is not run again (nothing connects), but the
+/// registrations it made at a hook point come again there, ahead of the handlers run again, so
+/// their `pi.getAllTools()` lists the server's tool where it did and the replay is the
+/// recording byte for byte.
+#[test]
+fn replay_with_live_extensions_keeps_the_recorded_mcp_registrations() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"name": "wait", "arguments": "{}"}]},
+        {"text": ["Waited."]},
+    ]));
+    let env = Env::new(&mock);
+    let extension = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/mcp_background_tools/extension.ts");
+    let cassette = env.path("mcp.jsonl");
+    let mut command = with_extension(
+        &env,
+        &["--mode", "json", "--record", cassette.to_str().unwrap()],
+        &extension,
+        "Wait a little.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        recorded.contains(r#""at":"turn_end","tools":["mcp__notes__count"]"#),
+        "the server's tool never reached the handlers: {recorded}"
+    );
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+    command
+        .args(["replay", cassette.to_str().unwrap(), "--extensions", "live"])
+        .current_dir(env.cwd());
+    with_host(command.env("HOME", env.path("home")), &path);
+    let (code, replayed, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
+}

@@ -903,11 +903,6 @@ pub enum HookAction {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         callback: Option<u64>,
     },
-    /// `pi.registerTool` of tools of `deferred` exposure, as Pi's MCP extension registers a
-    /// server's tools once it connected in the background: `tool_search` searches them from
-    /// then on. `laterSections` (name, content) replace the prompt's custom sections of their
-    /// names from the next prompt's run on (the extension's `mcp_servers` section, rendered
-    /// with the connected servers' instructions).
     /// The set of MCP servers extensions registered changed (a `pi.registerMcpServer` or
     /// `pi.unregisterMcpServer` after loading): the servers as they are now. The session tells
     /// the built-in MCP extension (`mcp_servers_change`).
@@ -954,6 +949,12 @@ pub enum HookAction {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         keep_model: bool,
     },
+    /// `pi.registerTool` of tools of `deferred` exposure, as Pi's MCP extension registers a
+    /// server's tools once it connected in the background: `tool_search` searches them from
+    /// then on. `laterSections` (name, content) replace the prompt's custom sections of their
+    /// names from the next prompt's run on, the first one's when it comes before it (the
+    /// extension's `mcp_servers` section as the servers make it now); an empty content
+    /// removes its section.
     #[serde(rename_all = "camelCase")]
     RegisterDeferredTools {
         tools: Vec<super::custom_tool::SearchableTool>,

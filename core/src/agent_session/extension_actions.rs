@@ -134,7 +134,7 @@ impl SessionMachine {
                     later_sections,
                 } => {
                     self.register_deferred(tools);
-                    self.set_later_sections(later_sections.clone());
+                    self.sections_decided(later_sections);
                 }
                 HookAction::RegisterProvider {
                     name,

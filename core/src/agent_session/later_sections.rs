@@ -6,8 +6,10 @@
 //! change reaches the model as the system message that prompt's first turn records. The later
 //! text comes with the run's configuration (servers that connected before the session started),
 //! or with a hook decision (`registerDeferredTools`: at a `tool_search` that waited for the
-//! servers, for the next prompt; at a later prompt's `before_agent_start`, for that one), so a
-//! replay makes the same change at the same prompt with no server.
+//! servers, for the next prompt; at a later prompt's `before_agent_start`, for that one; when
+//! servers extensions registered after loading change the section, for the next prompt, the
+//! first one if it has not started), so a replay makes the same change at the same prompt with
+//! no server.
 
 use serde_json::Value;
 
@@ -36,19 +38,41 @@ impl SessionMachine {
             return;
         }
         let later = std::mem::take(&mut self.later_sections);
+        self.apply_sections(&later);
+    }
+
+    /// A hook decision brought `sections`, the servers' section as it stands now (Pi renders
+    /// it as the servers are when a prompt starts): before the first prompt they are the
+    /// first prompt's; after, they wait for the next prompt's start. None changes nothing.
+    pub(super) fn sections_decided(&mut self, sections: &[(String, String)]) {
+        if self.prompted {
+            self.set_later_sections(sections.to_vec());
+        } else if !sections.is_empty() {
+            self.apply_sections(sections);
+        }
+    }
+
+    /// `sections` replace theirs in the prompt the next turn records and in the inputs a tool
+    /// change rebuilds it from; an empty content removes its section (Pi deletes the section
+    /// when no server is left to list).
+    fn apply_sections(&mut self, later: &[(String, String)]) {
         let Some(mut sections) = self.agent.system_sections().cloned() else {
             return;
         };
-        for (name, content) in &later {
-            sections.insert(
-                name.clone(),
-                Value::String(format!("<{name}>\n{content}\n</{name}>")),
-            );
+        for (name, content) in later {
+            if content.is_empty() {
+                sections.remove(name);
+            } else {
+                sections.insert(
+                    name.clone(),
+                    Value::String(format!("<{name}>\n{content}\n</{name}>")),
+                );
+            }
         }
         let tools = self.agent.tools().to_vec();
         self.agent.set_system(sections, tools);
         if let Some(registry) = &mut self.registry {
-            registry.replace_custom_sections(&later);
+            registry.replace_custom_sections(later);
         }
     }
 }

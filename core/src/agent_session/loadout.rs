@@ -58,10 +58,15 @@ pub(super) struct Registry {
 
 impl Registry {
     /// Replaces the prompt inputs' custom sections of the names in `sections` (adding those
-    /// not there), so a later tool change rebuilds the prompt with them.
+    /// not there, removing those of an empty content), so a later tool change rebuilds the
+    /// prompt with them.
     pub(super) fn replace_custom_sections(&mut self, sections: &[(String, String)]) {
         let custom = &mut self.loadout.prompt.custom_sections;
         for (name, content) in sections {
+            if content.is_empty() {
+                custom.retain(|(n, _)| n != name);
+                continue;
+            }
             match custom.iter_mut().find(|(n, _)| n == name) {
                 Some(existing) => existing.1 = content.clone(),
                 None => custom.push((name.clone(), content.clone())),

@@ -405,6 +405,8 @@ impl SessionMachine {
                     reason,
                     previous_session_file,
                 });
+                // Pi's new runner reports the servers nothing connects (`--no-mcp`).
+                self.start_errors_after_start();
                 if !servers.is_empty() {
                     // Pi's MCP extension connects them at the session's start.
                     self.tell_session(HookPayload::McpServersChange { servers });
@@ -412,8 +414,12 @@ impl SessionMachine {
                 self.discover_resources("startup");
             }
             SessionInput::Reloaded(reload) => {
+                let mut servers = Vec::new();
                 let added = match reload {
-                    Some(reload) => self.apply_reload(*reload)?,
+                    Some(mut reload) => {
+                        servers = std::mem::take(&mut reload.mcp_servers);
+                        self.apply_reload(*reload)?
+                    }
                     None => Vec::new(),
                 };
                 self.reactivate_registered_tools(&added);
@@ -421,6 +427,11 @@ impl SessionMachine {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,
                 });
+                if !servers.is_empty() {
+                    // Pi's MCP extension, rebuilt with the runtime, connects the new load's
+                    // servers at the reload's start.
+                    self.tell_session(HookPayload::McpServersChange { servers });
+                }
                 self.start_errors_after_start();
                 self.discover_resources(super::contract::RELOAD_REASON);
             }

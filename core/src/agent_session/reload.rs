@@ -81,8 +81,9 @@ pub struct Reload {
     pub providers: Vec<LoadedProvider>,
     /// The MCP servers the new load registered while loading that no server of the run's
     /// start is (a run that started with no extension): Pi's MCP extension connects them at
-    /// the session's start, which the session asks of the extensions that follow MCP servers
-    /// (`mcp_servers_change`) once the extensions heard it start.
+    /// the session's start (a replacing session's, or a reload's), which the session asks of
+    /// the extensions that follow MCP servers (`mcp_servers_change`) once the extensions heard
+    /// it start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<RegisteredMcpServer>,
 }
