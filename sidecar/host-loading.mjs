@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
 import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
+import { keepRouters } from "./host-routing.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -249,6 +250,8 @@ function registrations(result, flagValues) {
       extensionPath,
     }),
   );
+  // Their routers stay here: the harness asks them for each request (`model.route`).
+  keepRouters(result.runtime.pendingVirtualModelRegistrations ?? [], result.extensions);
   return { tools: registered, commands, flags, providers, mcpServers, virtualModels, extensions, errors: result.errors };
 }
 

@@ -1,5 +1,6 @@
 // Registers a virtual model (Pi 1.5's `pi.registerVirtualModel`) under a provider of only
-// virtual models; it routes each request to the mock's model.
+// virtual models; it routes each request to the mock's model, counting the requests (and their
+// reasons) in its state.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
@@ -13,6 +14,7 @@ export default function (pi: ExtensionAPI) {
 		route: (request, ctx) => ({
 			model: ctx.modelRegistry.find("mock", "mock-model")!,
 			thinkingLevel: request.thinkingLevel,
+			state: { routed: [...(request.state?.routed ?? []), request.reason] },
 		}),
 	});
 }

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::common::{Env, MockLlm};
-use crate::support::{fixture, node_path, run, with_host};
+use crate::support::{assert_replays_without_node, fixture, node_path, run, with_host};
 
 /// A virtual model is in `--list-models`, with its limits and thinking, as Pi 1.5.2 lists it;
 /// a run on another model goes on without a word about it.
@@ -33,4 +33,59 @@ fn a_virtual_model_is_listed_and_a_run_on_another_model_says_nothing_of_it() {
     with_host(&mut command, &path);
     let (code, stdout, stderr) = run(&mut command);
     assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "done\n", ""));
+}
+
+/// A run on a virtual model is recorded with its router's answers: each request goes to the
+/// physical model the router named, the router's state is written before it, and the replay,
+/// with no Node, routes as the recording did and reproduces the run and its session file.
+#[test]
+fn a_routed_run_is_recorded_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": ["It says alpha."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("routed.jsonl");
+    let extension = fixture("virtual_model.ts");
+    let mut command = env.command(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "router",
+        "--model",
+        "auto",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "What does a.txt say?",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{recorded}{stderr}");
+    let models: Vec<_> = mock.requests().iter().map(|r| r["model"].clone()).collect();
+    assert_eq!(
+        models,
+        [json!("mock-model"), json!("mock-model")],
+        "{recorded}"
+    );
+    let states: Vec<&str> = recorded
+        .lines()
+        .filter(|l| l.contains("pi.virtual-model-state"))
+        .collect();
+    assert_eq!(states.len(), 2, "{recorded}");
+    assert!(
+        states[1].contains(r#""routed":["user","continuation"]"#),
+        "{}",
+        states[1]
+    );
+    assert!(
+        recorded.contains(r#""provider":"mock","model":"mock-model""#),
+        "the responses do not name the physical model: {recorded}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+    assert_eq!(mock.requests().len(), 2, "the replay sent a request");
 }

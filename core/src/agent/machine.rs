@@ -149,6 +149,9 @@ pub struct AgentMachine {
     /// Whether the run's model call in flight is one this machine asked for (its answer's
     /// diagnostics join `session_diagnostics`).
     call_in_flight: bool,
+    /// The thinking level a virtual model's router gave the request in flight, which its
+    /// response records in place of the run's (Pi stamps the level the request was sent with).
+    routed_level: Option<ThinkingLevel>,
     messages: Vec<AgentMessage>,
     /// The model's view of the start of `messages`, when the hooks convert message by message.
     llm_view: LlmView,
@@ -198,6 +201,7 @@ impl AgentMachine {
             thread_state: None,
             session_diagnostics: Arc::default(),
             call_in_flight: false,
+            routed_level: None,
             messages: config.messages,
             llm_view: LlmView::default(),
             steering: VecDeque::new(),
@@ -221,6 +225,11 @@ impl AgentMachine {
     /// sequence as the loop's own, so answers can never be confused.
     pub fn reserve_call(&mut self) -> CallId {
         self.new_call()
+    }
+
+    /// A virtual model's router sent the request in flight at `level`: its response records it.
+    pub fn routed(&mut self, level: ThinkingLevel) {
+        self.routed_level = Some(level);
     }
 
     /// The transcript (Pi's `state.messages`).

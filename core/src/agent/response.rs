@@ -73,7 +73,10 @@ impl AgentMachine {
         if message.duration_ms.is_none() {
             message.duration_ms = Some(self.now.saturating_sub(message.timestamp));
         }
-        let level = run.settings.reasoning.unwrap_or(ThinkingLevel::Off);
+        let level = self
+            .routed_level
+            .or(run.settings.reasoning)
+            .unwrap_or(ThinkingLevel::Off);
         message.thinking_level = Some(level.as_str().to_owned());
         message
     }

@@ -23,6 +23,7 @@ pub mod host;
 pub mod loadout;
 pub mod mirror;
 pub mod prepare;
+pub mod route;
 pub mod tool;
 pub mod trust;
 pub mod ui;

@@ -1,0 +1,80 @@
+//! The routers of the virtual models extensions registered (Pi 1.5.2's
+//! `pi.registerVirtualModel`), as one [`RustExtension`] at the [`HookEvent::RouteModel`]
+//! point: the session machine asks, before a request for a virtual model goes out, where it
+//! goes; the extension host runs the model's `route` (`model.route`) and answers with the
+//! physical model, its thinking level and the router's new state, or Pi's error text. The
+//! answer is the hook point's decision, recorded like any other, so a replay needs no Node.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::host::{response_data, ExtensionHost, Registrations};
+use crate::extension::{
+    HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
+};
+use pi_core::agent::model_route::RouteDecision;
+
+/// What the routers' failures are reported as, when the host cannot answer.
+const NAME: &str = "virtual model router";
+
+struct SidecarRouters {
+    host: Arc<ExtensionHost>,
+}
+
+impl RustExtension for SidecarRouters {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn handles(&self) -> HandledHooks {
+        HandledHooks::of([HookEvent::RouteModel])
+    }
+
+    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+        Box::pin(async move {
+            let HookPayload::RouteModel(question) = payload else {
+                return Ok(None);
+            };
+            let mut request = serde_json::to_value(question).map_err(|e| e.to_string())?;
+            if let Value::Object(fields) = &mut request {
+                fields.insert("type".into(), Value::String("model.route".into()));
+            }
+            let what = "the virtual model's router";
+            let (id, mut answers) = self.host.request(request).map_err(|e| e.to_string())?;
+            let answer = answers.recv().await;
+            self.host.forget(id);
+            let answer = answer.ok_or_else(|| self.host.ended(what).to_string())?;
+            let data = response_data(answer).map_err(|e| e.to_string())?;
+            let decision = match data.get("error").and_then(Value::as_str) {
+                Some(error) => RouteDecision::Failed {
+                    error: error.to_owned(),
+                },
+                None => {
+                    let mut routed = data;
+                    if let Value::Object(fields) = &mut routed {
+                        fields.insert("outcome".into(), Value::String("routed".into()));
+                    }
+                    serde_json::from_value(routed).map_err(|e| {
+                        format!("the extension host's answer to {what} is not Pi's: {e}")
+                    })?
+                }
+            };
+            Ok(Some(HandlerResult::RouteModel(decision)))
+        })
+    }
+}
+
+/// The extension that runs the registered virtual models' routers in `host`; none when no
+/// virtual model was registered.
+pub fn route_extension(
+    registrations: &Registrations,
+    host: &Arc<ExtensionHost>,
+) -> Option<Arc<dyn RustExtension>> {
+    if registrations.virtual_models.is_empty() {
+        return None;
+    }
+    Some(Arc::new(SidecarRouters {
+        host: Arc::clone(host),
+    }))
+}
