@@ -124,6 +124,9 @@ struct Run {
     /// The `context_with_system` decision for it: the conversation, system messages and all,
     /// it sends instead (`Some(None)`: the one before the decision).
     system_context_decided: Option<Option<Vec<AgentMessage>>>,
+    /// A request was refused before it went out: the run ends with its error response, which
+    /// alone is the run's messages (Pi's loop catches the rejection and reports the failure).
+    rejected: bool,
     phase: Phase,
 }
 
@@ -407,6 +410,7 @@ impl AgentMachine {
             Input::Abort => self.abort(),
             Input::Model { event, .. } => self.on_stream_event(event),
             Input::ModelFailed { error, .. } => self.fail_run(error),
+            Input::RequestRejected { error, .. } => self.reject_request(error),
             Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             // The session applies a tool's action; the agent only checks its call runs.
@@ -504,18 +508,20 @@ impl AgentMachine {
                     .map_err(|e| self.contract(input, e).into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
-            Input::ModelFailed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Model {
-                    call: c, assembly, ..
-                }) if c == call && !assembly.started() => Ok(()),
-                Some(Phase::Model { call: c, .. }) if c == call => Err(self
-                    .contract(
-                        input,
-                        "the stream already started; end it with an error event",
-                    )
-                    .into()),
-                _ => Err(self.contract(input, "no such model call is open").into()),
-            },
+            Input::ModelFailed { call, .. } | Input::RequestRejected { call, .. } => {
+                match self.run.as_ref().map(|r| &r.phase) {
+                    Some(Phase::Model {
+                        call: c, assembly, ..
+                    }) if c == call && !assembly.started() => Ok(()),
+                    Some(Phase::Model { call: c, .. }) if c == call => Err(self
+                        .contract(
+                            input,
+                            "the stream already started; end it with an error event",
+                        )
+                        .into()),
+                    _ => Err(self.contract(input, "no such model call is open").into()),
+                }
+            }
             Input::HookDecided { call, outcome }
                 if self.awaits_decision(*call, &outcome.decision) =>
             {

@@ -140,7 +140,9 @@ impl SessionMachine {
                 }
                 Ok(())
             }
-            RouteDecision::Failed { error } => self.agent_step(Input::ModelFailed { call, error }),
+            RouteDecision::Failed { error } => {
+                self.agent_step(Input::RequestRejected { call, error })
+            }
         }
     }
 
