@@ -3,6 +3,7 @@
 //! physical model and thinking level it goes to. The router's new state is written as a
 //! `pi.virtual-model-state` entry before the request goes; the request then goes on to the
 //! provider hooks (if any) with the physical model, and its response names that model. A
+//! retry's request tells the router of the failed response it repeats. A
 //! routing failure fails the request with the router's message, as Pi's rejected
 //! `prepareRequest` ends the run with an error response naming the virtual model.
 //!
@@ -16,7 +17,7 @@ use crate::agent::model_route::{
     RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
 };
 use crate::agent::{CallId, Effect, Input, ModelRequest};
-use crate::message::{AgentMessage, Message};
+use crate::message::{AgentMessage, AssistantMessage, Message};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
 
@@ -35,6 +36,9 @@ pub(crate) fn is_virtual(model: &Model) -> bool {
 #[derive(Debug, Default)]
 pub(super) struct RouteGate {
     held: Vec<Held>,
+    /// The failed response an automatic retry repeats (Pi's `_failedResponse`), which the next
+    /// request takes: a virtual model's router is told of it.
+    pub(super) failed: Option<AssistantMessage>,
 }
 
 #[derive(Debug)]
@@ -58,10 +62,14 @@ impl SessionMachine {
     pub(super) fn gate_routed_calls(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
         let mut out = Vec::with_capacity(effects.len());
         for effect in effects {
+            let failed = match &effect {
+                Effect::CallModel { .. } => self.route_gate.failed.take(),
+                _ => None,
+            };
             match effect {
                 Effect::CallModel { call, request } if is_virtual(&request.model) => {
                     let hook = self.agent.reserve_call();
-                    let payload = HookPayload::RouteModel(self.route_question(&request));
+                    let payload = HookPayload::RouteModel(self.route_question(&request, failed));
                     self.route_gate.held.push(Held {
                         hook,
                         call,
@@ -148,7 +156,11 @@ impl SessionMachine {
 
     /// What the router of `request`'s virtual model is asked (Pi's `resolveModel` request):
     /// the reason is `user` when a message the user wrote follows the last response.
-    fn route_question(&self, request: &ModelRequest) -> RouteQuestion {
+    fn route_question(
+        &self,
+        request: &ModelRequest,
+        failed: Option<AssistantMessage>,
+    ) -> RouteQuestion {
         let after_response = request
             .messages
             .iter()
@@ -161,11 +173,12 @@ impl SessionMachine {
             provider: request.model.provider.clone(),
             model_id: request.model.id.clone(),
             thinking_level: request.reasoning.unwrap_or(ThinkingLevel::Off),
-            reason: match user_turn {
-                true => RouteReason::User,
-                false => RouteReason::Continuation,
+            reason: match (&failed, user_turn) {
+                (Some(_), _) => RouteReason::Retry,
+                (None, true) => RouteReason::User,
+                (None, false) => RouteReason::Continuation,
             },
-            failed: None,
+            failed: failed.map(Box::new),
             state: self.router_state(&request.model),
             messages: with_system_messages(request),
         }
