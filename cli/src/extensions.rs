@@ -444,6 +444,20 @@ pub fn for_replay(
             failed.path, failed.error
         ));
     }
+    // The extensions' registry reads the models the recorded run could use, each with
+    // credentials (a virtual model's router picks among them).
+    let (models, _) = crate::cassette::recorded_models(cassette);
+    let mut auth_providers: Vec<String> = Vec::new();
+    for model in &models {
+        if !auth_providers.contains(&model.provider) {
+            auth_providers.push(model.provider.clone());
+        }
+    }
+    host.set_catalog(&HostModels {
+        models,
+        auth_providers,
+    })
+    .map_err(|e| e.to_string())?;
     let state = StateMirror::default();
     state.set("cwd", json!(config.cwd));
     let mut registry = ExtensionRegistry::new();

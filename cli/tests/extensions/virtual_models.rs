@@ -88,4 +88,12 @@ fn a_routed_run_is_recorded_and_replays_without_node() {
     );
     assert_replays_without_node(&env, &cassette, &recorded);
     assert_eq!(mock.requests().len(), 2, "the replay sent a request");
+
+    // Run again live, the router decides again, as it did.
+    let mut live = std::process::Command::new(env!("CARGO_BIN_EXE_pi"));
+    live.args(["replay", cassette.to_str().unwrap(), "--extensions", "live"]);
+    with_host(live.env("HOME", env.path("home")), &path);
+    let (code, replayed, stderr) = run(&mut live);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(replayed, recorded);
 }
