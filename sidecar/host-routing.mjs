@@ -32,10 +32,13 @@ function latestResponse(messages) {
 }
 
 /** Routes one request as Pi's `ModelRuntime.resolveModel` does: `{model, thinkingLevel,
- * state?}` (`state` only when the router gave a new one) or `{error}` with Pi's text. `bind`
+ * state?}` (`state` only when the router gave a new one) or `{error}` with Pi's text, with the
+ * `actions` the router asked for. `bind`
  * gives the registering extension's runner, whose context the router is called with. */
 export async function route(request, bind) {
   const name = `Virtual model ${request.provider}/${request.modelId}`;
+  // What the router asks of the session (`pi.appendEntry`, ...) is applied before the request.
+  const store = { state: {}, actions: [], errors: [], told: [] };
   try {
     const entry = routers.get(`${request.provider}/${request.modelId}`);
     const model = catalog.models.find((m) => m.provider === request.provider && m.id === request.modelId);
@@ -47,7 +50,6 @@ export async function route(request, bind) {
     const failed = request.failed;
     const failedModel = failed && physical(failed.provider, failed.model);
     const state = request.state;
-    const store = { state: {}, actions: [], errors: [], told: [] };
     const routed = await current.run(store, () =>
       entry.definition.route({
         model: structuredClone(model),
@@ -68,8 +70,9 @@ export async function route(request, bind) {
       model: target,
       thinkingLevel: clampThinkingLevel(target, routed.thinkingLevel),
       ...(changed ? { state: plain(routed.state) } : {}),
+      actions: plain(store.actions),
     };
   } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: error instanceof Error ? error.message : String(error), actions: plain(store.actions) };
   }
 }

@@ -39,6 +39,9 @@ pub(super) struct RouteGate {
     /// The failed response an automatic retry repeats (Pi's `_failedResponse`), which the next
     /// request takes: a virtual model's router is told of it.
     pub(super) failed: Option<AssistantMessage>,
+    /// The physical models routers sent requests to, each once: their limits apply to the
+    /// responses.
+    routed: Vec<Model>,
 }
 
 #[derive(Debug)]
@@ -53,6 +56,23 @@ struct Held {
 impl RouteGate {
     fn holds(&self, call: CallId) -> bool {
         self.held.iter().any(|h| h.call == call)
+    }
+
+    /// The model whose limits apply to `message` under the selection `selected` (Pi's
+    /// `_modelForMessage`): a virtual selection's are those of the physical model a router
+    /// sent the message's request to, when one did; otherwise the selection's.
+    pub(super) fn limits_for<'a>(
+        &'a self,
+        selected: &'a Model,
+        message: &AssistantMessage,
+    ) -> &'a Model {
+        if !is_virtual(selected) {
+            return selected;
+        }
+        self.routed
+            .iter()
+            .find(|m| m.provider == message.provider && m.id == message.model)
+            .unwrap_or(selected)
     }
 }
 
@@ -114,6 +134,8 @@ impl SessionMachine {
             cancelled,
             ..
         } = self.route_gate.held.remove(index);
+        // What the router asked of the session was done as it ran, before the request.
+        self.apply_asked_actions(&outcome.actions)?;
         let decision = match outcome.decision {
             HookDecision::RouteModel(decision) => decision,
             _ => RouteDecision::Failed {
@@ -136,6 +158,14 @@ impl SessionMachine {
                         "state": state,
                     });
                     self.append_custom(VIRTUAL_MODEL_STATE_ENTRY, Some(data));
+                }
+                if !self
+                    .route_gate
+                    .routed
+                    .iter()
+                    .any(|m| m.provider == model.provider && m.id == model.id)
+                {
+                    self.route_gate.routed.push((*model).clone());
                 }
                 request.model = *model;
                 request.reasoning =

@@ -2,7 +2,8 @@
 //! `pi.registerVirtualModel`), as one [`RustExtension`] at the [`HookEvent::RouteModel`]
 //! point: the session machine asks, before a request for a virtual model goes out, where it
 //! goes; the extension host runs the model's `route` (`model.route`) and answers with the
-//! physical model, its thinking level and the router's new state, or Pi's error text. The
+//! physical model, its thinking level and the router's new state, or Pi's error text (with
+//! what the router asked of the session, `pi.appendEntry` say, as the outcome's actions). The
 //! answer is the hook point's decision, recorded like any other, so a replay needs no Node.
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use super::host::{response_data, ExtensionHost, Registrations};
 use crate::extension::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
+use pi_core::agent::hooks::HookAction;
 use pi_core::agent::model_route::RouteDecision;
 
 /// What the routers' failures are reported as, when the host cannot answer.
@@ -31,7 +33,7 @@ impl RustExtension for SidecarRouters {
         HandledHooks::of([HookEvent::RouteModel])
     }
 
-    fn handle<'a>(&'a self, payload: &'a HookPayload, _cx: &'a HookContext) -> HookFuture<'a> {
+    fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
             let HookPayload::RouteModel(question) = payload else {
                 return Ok(None);
@@ -45,7 +47,20 @@ impl RustExtension for SidecarRouters {
             let answer = answers.recv().await;
             self.host.forget(id);
             let answer = answer.ok_or_else(|| self.host.ended(what).to_string())?;
-            let data = response_data(answer).map_err(|e| e.to_string())?;
+            let mut data = response_data(answer).map_err(|e| e.to_string())?;
+            let actions = match &mut data {
+                Value::Object(fields) => fields.remove("actions"),
+                _ => None,
+            };
+            let actions: Vec<HookAction> = match actions {
+                Some(actions) => serde_json::from_value(actions).map_err(|e| {
+                    format!("the extension host's answer to {what} is not Pi's: {e}")
+                })?,
+                None => Vec::new(),
+            };
+            for action in actions {
+                cx.act(action);
+            }
             let decision = match data.get("error").and_then(Value::as_str) {
                 Some(error) => RouteDecision::Failed {
                     error: error.to_owned(),
