@@ -12,6 +12,7 @@
 
 use serde_json::{json, Value};
 
+use crate::agent::convert::convert_to_llm;
 use crate::agent::hooks::{HookDecision, HookOutcome, HookPayload};
 use crate::agent::model_route::{
     RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
@@ -23,6 +24,7 @@ use crate::session::entry::SessionEntry;
 
 use super::contract::SessionError;
 use super::machine::SessionMachine;
+use super::provider_hooks::Hooks;
 
 /// The `api` of a virtual catalog entry (Pi 1.5.2's `VIRTUAL_MODEL_API`).
 const VIRTUAL_MODEL_API: &str = "pi-virtual";
@@ -49,6 +51,9 @@ struct Held {
     hook: CallId,
     call: CallId,
     request: ModelRequest,
+    /// The session's own request (a summary), routed `direct`: sent through `hooks` once
+    /// routed; `None` for the agent's.
+    direct: Option<Hooks>,
     /// The agent cancelled the call while it was held: the cancel follows its start.
     cancelled: bool,
 }
@@ -94,6 +99,7 @@ impl SessionMachine {
                         hook,
                         call,
                         request,
+                        direct: None,
                         cancelled: false,
                     });
                     out.push(Effect::Hook {
@@ -111,6 +117,52 @@ impl SessionMachine {
             }
         }
         out
+    }
+
+    /// A request of the session's own (a summary) for a virtual model is held and its router
+    /// asked with reason `direct` (Pi's `_getSummarizationRequestAuth`), over the agent's
+    /// conversation, with no state; false for a request of a physical model.
+    pub(super) fn route_direct(
+        &mut self,
+        call: CallId,
+        request: &ModelRequest,
+        hooks: Hooks,
+    ) -> bool {
+        if !is_virtual(&request.model) {
+            return false;
+        }
+        let question = RouteQuestion {
+            provider: request.model.provider.clone(),
+            model_id: request.model.id.clone(),
+            thinking_level: self.agent.thinking_level(),
+            reason: RouteReason::Direct,
+            failed: None,
+            state: None,
+            messages: self
+                .agent
+                .messages()
+                .iter()
+                .flat_map(|message| match message {
+                    AgentMessage::System(_) => {
+                        serde_json::to_value(message).ok().into_iter().collect()
+                    }
+                    other => convert_to_llm(std::slice::from_ref(other))
+                        .iter()
+                        .filter_map(|m| serde_json::to_value(m).ok())
+                        .collect::<Vec<_>>(),
+                })
+                .collect(),
+        };
+        let hook = self.agent.reserve_call();
+        self.route_gate.held.push(Held {
+            hook,
+            call,
+            request: request.clone(),
+            direct: Some(hooks),
+            cancelled: false,
+        });
+        self.push_hook(hook, HookPayload::RouteModel(question));
+        true
     }
 
     /// Whether `call` is the router's hook point a held request waits at.
@@ -131,6 +183,7 @@ impl SessionMachine {
         let Held {
             call,
             mut request,
+            direct,
             cancelled,
             ..
         } = self.route_gate.held.remove(index);
@@ -146,6 +199,20 @@ impl SessionMachine {
             },
         };
         match decision {
+            RouteDecision::Routed {
+                model,
+                thinking_level,
+                ..
+            } if direct.is_some() => {
+                request.model = *model;
+                request.reasoning =
+                    (thinking_level != ThinkingLevel::Off).then_some(thinking_level);
+                self.send_call(call, request, direct.unwrap_or(Hooks::HeadersOnly));
+                Ok(())
+            }
+            RouteDecision::Failed { error } if direct.is_some() => {
+                self.answer(Input::ModelFailed { call, error })
+            }
             RouteDecision::Routed {
                 model,
                 thinking_level,
