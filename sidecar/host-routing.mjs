@@ -4,7 +4,7 @@
 // recorded, so a replay needs no Node.
 
 import { current, plain } from "./host-scope.mjs";
-import { catalog, clampThinkingLevel, hasAuth } from "./session-view.mjs";
+import { catalog, clampThinkingLevel, hasAuth, snapshot } from "./session-view.mjs";
 
 const VIRTUAL_MODEL_API = "pi-virtual";
 
@@ -31,14 +31,15 @@ function latestResponse(messages) {
   return messages.findLast((m) => m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted");
 }
 
-/** Routes one request as Pi's `ModelRuntime.resolveModel` does: `{model, thinkingLevel,
- * state?}` (`state` only when the router gave a new one) or `{error}` with Pi's text, with the
- * `actions` the router asked for. `bind`
- * gives the registering extension's runner, whose context the router is called with. */
-export async function route(request, bind) {
+/** Routes the request `asked.question` as Pi's `ModelRuntime.resolveModel` does: `{model,
+ * thinkingLevel, state?}` (`state` only when the router gave a new one) or `{error}` with Pi's
+ * text, with the `actions` the router asked for. The router's context reads the session's state
+ * `asked` carries; `bind` gives the registering extension's runner, whose context it is. */
+export async function route(asked, bind) {
+  const request = asked.question ?? {};
   const name = `Virtual model ${request.provider}/${request.modelId}`;
   // What the router asks of the session (`pi.appendEntry`, ...) is applied before the request.
-  const store = { state: {}, actions: [], errors: [], told: [] };
+  const store = { state: snapshot(asked), actions: [], errors: [], told: [] };
   try {
     const entry = routers.get(`${request.provider}/${request.modelId}`);
     const model = catalog.models.find((m) => m.provider === request.provider && m.id === request.modelId);

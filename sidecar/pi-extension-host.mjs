@@ -46,9 +46,10 @@
 //   {"id", "type": "tool.prepare_loadout", "declared", "registered"} -> {descriptions,
 //       hiddenDeclarations, errors}: the `prepareLoadout` hooks of the declared tools run over
 //       the loadout (`host-loadout.mjs`), as Pi's `_applyToolLoadout` runs them
-//   {"id", "type": "model.route", "provider", "modelId", "thinkingLevel", "reason", "failed"?,
-//       "state"?, "messages"} -> {model, thinkingLevel, state?} or {error}: the router of the
-//       virtual model named run as Pi's `resolveModel` runs it (`host-routing.mjs`)
+//   {"id", "type": "model.route", "question": {"provider", "modelId", "thinkingLevel", "reason",
+//       "failed"?, "state"?, "messages"}, "state", "unset"?} -> {model, thinkingLevel, state?,
+//       actions} or {error, actions}: the router of the virtual model named run as Pi's
+//       `resolveModel` runs it, its context over the session's state (`host-routing.mjs`)
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw

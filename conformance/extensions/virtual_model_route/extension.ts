@@ -1,6 +1,7 @@
 // Registers `router/auto`, a virtual model whose router sends a user's turn to the mock's
 // model and every other request to its reasoner, and keeps a log of what it was asked as its
-// state: a new state after the first two requests, the state it was given after the third.
+// state (with what its context reads of the session): a new state after the first two
+// requests, the state it was given after the third.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
@@ -18,6 +19,8 @@ export default function (pi: ExtensionAPI) {
 				previous: request.previous ? `${request.previous.model.id}/${request.previous.thinkingLevel}` : null,
 				failed: request.failed ? request.failed.message.stopReason : null,
 				roles: request.messages.map((m: any) => m.role),
+				ctxModel: ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : null,
+				branch: ctx.sessionManager.getBranch().map((e: any) => e.type),
 			};
 			const id = request.reason === "user" ? "mock-model" : "mock-reasoner";
 			const state = log.length < 2 ? { log: [...log, seen] } : request.state;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::host::{response_data, ExtensionHost, Registrations};
+use super::mirror::StateMirror;
 use crate::extension::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
 };
@@ -22,6 +23,8 @@ const NAME: &str = "virtual model router";
 
 struct SidecarRouters {
     host: Arc<ExtensionHost>,
+    /// The session's state as the host last heard it: a router's context reads it.
+    state: StateMirror,
 }
 
 impl RustExtension for SidecarRouters {
@@ -33,17 +36,27 @@ impl RustExtension for SidecarRouters {
         HandledHooks::of([HookEvent::RouteModel])
     }
 
+    fn mirror(&self) -> Option<&StateMirror> {
+        Some(&self.state)
+    }
+
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
             let HookPayload::RouteModel(question) = payload else {
                 return Ok(None);
             };
-            let mut request = serde_json::to_value(question).map_err(|e| e.to_string())?;
-            if let Value::Object(fields) = &mut request {
-                fields.insert("type".into(), Value::String("model.route".into()));
-            }
+            // The question apart from the session's state the mirror adds (`state`, `unset`).
+            let mut request = serde_json::json!({"type": "model.route", "question": question});
             let what = "the virtual model's router";
-            let (id, mut answers) = self.host.request(request).map_err(|e| e.to_string())?;
+            let (id, mut answers) = {
+                // Held until the request is written, as an event's.
+                let mut mirror = self.state.lock();
+                let (event, told) = mirror.for_event(payload, cx.state())?;
+                event.into_request(&mut request);
+                let asked = self.host.request(request).map_err(|e| e.to_string())?;
+                mirror.sent(told);
+                asked
+            };
             let answer = answers.recv().await;
             self.host.forget(id);
             let answer = answer.ok_or_else(|| self.host.ended(what).to_string())?;
@@ -80,16 +93,18 @@ impl RustExtension for SidecarRouters {
     }
 }
 
-/// The extension that runs the registered virtual models' routers in `host`; none when no
-/// virtual model was registered.
+/// The extension that runs the registered virtual models' routers in `host`, with `state`
+/// mirrored into what their context reads; none when no virtual model was registered.
 pub fn route_extension(
     registrations: &Registrations,
     host: &Arc<ExtensionHost>,
+    state: &StateMirror,
 ) -> Option<Arc<dyn RustExtension>> {
     if registrations.virtual_models.is_empty() {
         return None;
     }
     Some(Arc::new(SidecarRouters {
         host: Arc::clone(host),
+        state: state.clone(),
     }))
 }
