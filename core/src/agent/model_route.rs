@@ -9,6 +9,15 @@ use serde_json::Value;
 use crate::message::AssistantMessage;
 use crate::model::{Model, ThinkingLevel};
 
+/// The `api` of a virtual model's catalog entry (Pi 1.5.2's `VIRTUAL_MODEL_API`): no provider
+/// streams it, so a request for it is routed first; failed routing leaves it on its response.
+pub const VIRTUAL_MODEL_API: &str = "pi-virtual";
+
+/// Whether `model` is a virtual catalog entry, whose requests are routed.
+pub fn is_virtual(model: &Model) -> bool {
+    model.api == VIRTUAL_MODEL_API
+}
+
 /// The custom entry type that stores a router's state on the session branch (Pi 1.5.2's
 /// `VIRTUAL_MODEL_STATE_ENTRY`).
 pub const VIRTUAL_MODEL_STATE_ENTRY: &str = "pi.virtual-model-state";

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::agent::convert::convert_to_llm;
 use crate::agent::hooks::{HookDecision, HookOutcome, HookPayload};
 use crate::agent::model_route::{
-    RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
+    is_virtual, RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
 };
 use crate::agent::{CallId, Effect, Input, ModelRequest};
 use crate::message::{AgentMessage, AssistantMessage, Message};
@@ -25,14 +25,6 @@ use crate::session::entry::SessionEntry;
 use super::contract::SessionError;
 use super::machine::SessionMachine;
 use super::provider_hooks::Hooks;
-
-/// The `api` of a virtual catalog entry (Pi 1.5.2's `VIRTUAL_MODEL_API`).
-const VIRTUAL_MODEL_API: &str = "pi-virtual";
-
-/// Whether `model` is a virtual catalog entry, whose requests are routed.
-pub(crate) fn is_virtual(model: &Model) -> bool {
-    model.api == VIRTUAL_MODEL_API
-}
 
 /// The model calls held for their routers.
 #[derive(Debug, Default)]

@@ -6,10 +6,8 @@
 
 use super::context::ModelRef;
 use super::entry::SessionEntry;
+use crate::agent::model_route::VIRTUAL_MODEL_API;
 use crate::message::AgentMessage;
-
-/// The `api` of a virtual model's catalog entry, which failed routing leaves on its response.
-const VIRTUAL_MODEL_API: &str = "pi-virtual";
 
 /// The selection `branch` (root first) records; `is_virtual` says whether a provider and model
 /// id name a registered virtual model. Only the last `model_change` is looked up.

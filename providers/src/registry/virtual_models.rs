@@ -8,9 +8,7 @@ use serde::Deserialize;
 
 use super::ModelRegistry;
 
-/// The `api` of virtual catalog entries (Pi 1.5.2's `VIRTUAL_MODEL_API`): no provider streams
-/// it, so a request for it must be routed first.
-pub const VIRTUAL_MODEL_API: &str = "pi-virtual";
+pub use pi_core::agent::model_route::{is_virtual, VIRTUAL_MODEL_API};
 
 /// The data of one `pi.registerVirtualModel` definition, its `route` function left in the
 /// extension.
@@ -34,11 +32,6 @@ pub struct VirtualModelDefinition {
     /// The registering extension (for errors).
     #[serde(default)]
     pub extension_path: String,
-}
-
-/// Whether `model` is a virtual catalog entry.
-pub fn is_virtual(model: &Model) -> bool {
-    model.api == VIRTUAL_MODEL_API
 }
 
 /// The catalog entry of `definition` (Pi 1.5.2's `createVirtualModel`): free, its limits
