@@ -4,7 +4,9 @@
 use serde_json::json;
 
 use crate::common::{Env, MockLlm};
-use crate::support::{assert_replays_without_node, fixture, node_path, run, with_host};
+use crate::support::{
+    assert_chaos_without_node, assert_replays_without_node, fixture, node_path, run, with_host,
+};
 
 /// A virtual model is in `--list-models`, with its limits and thinking, as Pi 1.5.2 lists it;
 /// a run on another model goes on without a word about it.
@@ -37,7 +39,8 @@ fn a_virtual_model_is_listed_and_a_run_on_another_model_says_nothing_of_it() {
 
 /// A run on a virtual model is recorded with its router's answers: each request goes to the
 /// physical model the router named, the router's state is written before it, and the replay,
-/// with no Node, routes as the recording did and reproduces the run and its session file.
+/// with no Node, routes as the recording did and reproduces the run and its session file (and
+/// keeps every invariant under chaos).
 #[test]
 fn a_routed_run_is_recorded_and_replays_without_node() {
     let Some(path) = node_path() else { return };
@@ -87,6 +90,7 @@ fn a_routed_run_is_recorded_and_replays_without_node() {
         "the responses do not name the physical model: {recorded}"
     );
     assert_replays_without_node(&env, &cassette, &recorded);
+    assert_chaos_without_node(&env, &cassette);
     assert_eq!(mock.requests().len(), 2, "the replay sent a request");
 
     // Run again live, the router decides again, as it did.
