@@ -46,6 +46,10 @@
 //   {"id", "type": "tool.prepare_loadout", "declared", "registered"} -> {descriptions,
 //       hiddenDeclarations, errors}: the `prepareLoadout` hooks of the declared tools run over
 //       the loadout (`host-loadout.mjs`), as Pi's `_applyToolLoadout` runs them
+//   {"id", "type": "model.route", "question": {"provider", "modelId", "thinkingLevel", "reason",
+//       "failed"?, "state"?, "messages"}, "state", "unset"?} -> {model, thinkingLevel, state?,
+//       actions} or {error, actions}: the router of the virtual model named run as Pi's
+//       `resolveModel` runs it, its context over the session's state (`host-routing.mjs`)
 //   {"id", "type": "event", "extension", "payload", "state"} -> that extension's handlers of the
 //       payload's event, run by Pi's ExtensionRunner (`events.mjs`): the composed result, the
 //       actions they took and the errors they threw
@@ -73,6 +77,7 @@ import { ExtensionUi, UiPrompts } from "./extension-ui.mjs";
 import { abortEvent, current, loaded, plain, running, scope, tools, unsupported, write } from "./host-scope.mjs";
 import { extend, init, projectTrust } from "./host-loading.mjs";
 import { prepareLoadout, toolObject } from "./host-loadout.mjs";
+import { route } from "./host-routing.mjs";
 import { forgetProviderChanges, providerActions, registryProviderActions } from "./host-providers.mjs";
 import {
   boundary, catalog, clampThinkingLevel, entries, entry, hasAuth, leafId, MODEL_FIELDS, modelRegistry,
@@ -904,6 +909,7 @@ async function handle(request) {
     else if (request.type === "tool.nested.answer") return nestedAnswer(request);
     else if (request.type === "tool.prepare_arguments") data = prepareArguments(request);
     else if (request.type === "tool.prepare_loadout") data = loadoutHooks(request);
+    else if (request.type === "model.route") data = await route(request, runnerFor);
     else if (ui.accepts(request)) return;
     else if (request.type === "event") data = await event(request);
     else if (request.type === "command") data = await command(request);

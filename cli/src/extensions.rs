@@ -165,13 +165,6 @@ impl Runtime {
                     self.diagnostics
                         .push(load_failure(&failed.path, &failed.error));
                 }
-                for model in &registrations.virtual_models {
-                    self.diagnostics.push(Diagnostic::Warning(format!(
-                        "Extension \"{}\" registers the virtual model \"{}/{}\", which this \
-                         harness does not run yet: it is not among the models.",
-                        model.extension_path, model.provider, model.id
-                    )));
-                }
                 for extension in &registrations.extensions {
                     let undelivered = extension.undelivered();
                     if !undelivered.is_empty() {
@@ -266,8 +259,10 @@ impl Runtime {
     /// order, as Pi 1.5.2's registry takes them before it resolves the model: one it refuses is
     /// Pi's diagnostic naming the extension. The model is then chosen again from the catalog as
     /// it is now, and the host's `ctx.modelRegistry` answers from it.
+    /// Registers the extensions' providers, then their virtual models, as Pi's runner does
+    /// when it binds; an invalid one is that extension's error.
     fn register_providers(&mut self, registrations: &Registrations, host: &ExtensionHost) {
-        if registrations.providers.is_empty() {
+        if registrations.providers.is_empty() && registrations.virtual_models.is_empty() {
             return;
         }
         for registration in &registrations.providers {
@@ -275,6 +270,14 @@ impl Runtime {
                 self.diagnostics.push(Diagnostic::Error(format!(
                     "Extension \"{}\" error: {message}",
                     registration.extension_path
+                )));
+            }
+        }
+        for definition in &registrations.virtual_models {
+            if let Err(message) = self.registry.register_virtual_model(definition) {
+                self.diagnostics.push(Diagnostic::Error(format!(
+                    "Extension \"{}\" error: {message}",
+                    definition.extension_path
                 )));
             }
         }
@@ -441,6 +444,20 @@ pub fn for_replay(
             failed.path, failed.error
         ));
     }
+    // The extensions' registry reads the models the recorded run could use, each with
+    // credentials (a virtual model's router picks among them).
+    let (models, _) = crate::cassette::recorded_models(cassette);
+    let mut auth_providers: Vec<String> = Vec::new();
+    for model in &models {
+        if !auth_providers.contains(&model.provider) {
+            auth_providers.push(model.provider.clone());
+        }
+    }
+    host.set_catalog(&HostModels {
+        models,
+        auth_providers,
+    })
+    .map_err(|e| e.to_string())?;
     let state = StateMirror::default();
     state.set("cwd", json!(config.cwd));
     let mut registry = ExtensionRegistry::new();

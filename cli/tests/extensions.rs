@@ -58,3 +58,5 @@ mod tool_context;
 mod trust;
 #[path = "extensions/user_bash.rs"]
 mod user_bash;
+#[path = "extensions/virtual_models.rs"]
+mod virtual_models;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use pi_core::model::{Model, ThinkingLevel};
+use pi_core::session::selection::branch_selection;
 use pi_effects::clock::now_ms;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::session::SessionStore;
@@ -93,8 +94,14 @@ impl Runtime {
             }
         }
         if model.is_none() && has_messages {
-            model = context
-                .model
+            // Responses name the physical model a virtual selection routed to: the branch's
+            // selection is Pi 1.5.2's `getBranchSelection`.
+            let selected = branch_selection(&tree.branch_path(None), |provider, id| {
+                self.registry
+                    .find(provider, id)
+                    .is_some_and(pi_providers::registry::is_virtual)
+            });
+            model = selected
                 .as_ref()
                 .and_then(|saved| self.registry.find(&saved.provider, &saved.model_id))
                 .filter(|found| self.has_auth(found))

@@ -191,18 +191,6 @@ fn handlers_for_events_not_delivered_are_said_not_skipped_silently() {
     });
 }
 
-/// A virtual model an extension registers (`pi.registerVirtualModel`), which this harness does
-/// not route yet, is named on stderr, never left out silently; the run goes on.
-#[test]
-fn a_virtual_model_registered_is_said_not_dropped_silently() {
-    assert_runs_with_one_warning("virtual_model.ts", |extension| {
-        format!(
-            "Extension \"{extension}\" registers the virtual model \"router/auto\", which this \
-             harness does not run yet: it is not among the models."
-        )
-    });
-}
-
 /// Runs the `fixture` extension on a prompt: the run answers as without it, and stderr is
 /// the one warning `warning` gives for the extension's path.
 fn assert_runs_with_one_warning(fixture_name: &str, warning: impl Fn(&str) -> String) {

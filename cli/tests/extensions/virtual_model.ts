@@ -1,5 +1,6 @@
-// Registers a virtual model (Pi 1.5's `pi.registerVirtualModel`), which routes each request
-// to a physical model: not run by this harness yet, so it must say so.
+// Registers a virtual model (Pi 1.5's `pi.registerVirtualModel`) under a provider of only
+// virtual models; it routes each request to the mock's model, counting the requests (and their
+// reasons) in its state.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
@@ -7,6 +8,13 @@ export default function (pi: ExtensionAPI) {
 		provider: "router",
 		id: "auto",
 		name: "Auto",
-		route: () => ({ model: { provider: "mock", id: "mock-model" } }),
-	} as never);
+		thinkingLevels: ["off", "high"],
+		contextWindow: 100000,
+		maxTokens: 8000,
+		route: (request, ctx) => ({
+			model: ctx.modelRegistry.find("mock", "mock-model")!,
+			thinkingLevel: request.thinkingLevel,
+			state: { routed: [...(request.state?.routed ?? []), request.reason] },
+		}),
+	});
 }

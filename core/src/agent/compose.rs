@@ -7,6 +7,7 @@ use super::hooks::{
     InjectedMessage, InputAction, LoadoutChanges, PreparedArguments, SuppliedCompaction,
     ToolCallVerdict, TreeAnswer, UserBashAnswer, WarmAction, TOOL_BLOCKED,
 };
+use super::model_route::RouteDecision;
 use crate::message::ImageContent;
 
 /// Folds handler results into a decision, one handler at a time, with Pi 1.5.2's rules
@@ -250,6 +251,10 @@ impl Composer {
                 self.decision = Some(HookDecision::PrepareArguments(prepared));
                 self.stopped = true;
             }
+            (HookPayload::RouteModel(_), Some(HandlerResult::RouteModel(decision))) => {
+                self.decision = Some(HookDecision::RouteModel(decision));
+                self.stopped = true;
+            }
             (HookPayload::PrepareLoadout { .. }, Some(HandlerResult::PrepareLoadout(changes))) => {
                 let HookDecision::PrepareLoadout(merged) = self
                     .decision
@@ -321,6 +326,11 @@ impl Composer {
         match self.payload {
             HookPayload::ToolCall { .. } => {
                 self.decision = Some(HookDecision::ToolCall(ToolCallVerdict::Thrown { error }));
+                self.stopped = true;
+            }
+            // A router's throw fails the request (Pi's `prepareRequest` rejects).
+            HookPayload::RouteModel(_) => {
+                self.decision = Some(HookDecision::RouteModel(RouteDecision::Failed { error }));
                 self.stopped = true;
             }
             // The shim's throw fails the call (Pi's `prepareToolCall` catches it).
@@ -425,6 +435,9 @@ impl Composer {
                     arguments: Some(arguments),
                     model_arguments: None,
                 })
+            }
+            HookPayload::RouteModel(question) => {
+                HookDecision::RouteModel(RouteDecision::unregistered(&question))
             }
             HookPayload::PrepareLoadout { .. } => {
                 HookDecision::PrepareLoadout(LoadoutChanges::default())

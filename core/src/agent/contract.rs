@@ -249,6 +249,12 @@ pub enum Input {
         call: CallId,
         error: String,
     },
+    /// The request was refused before it went out (Pi's `prepareRequest` rejected: a virtual
+    /// model's routing failed): the turn ends with Pi's error response, `error` its message.
+    RequestRejected {
+        call: CallId,
+        error: String,
+    },
     ToolUpdate {
         call: CallId,
         partial: ToolResult,
@@ -291,6 +297,7 @@ impl Input {
             Input::Abort => "abort".into(),
             Input::Model { call, event } => format!("model {} for call {call}", event.name()),
             Input::ModelFailed { call, .. } => format!("model failure for call {call}"),
+            Input::RequestRejected { call, .. } => format!("request refusal for call {call}"),
             Input::ToolUpdate { call, .. } => format!("tool update for call {call}"),
             Input::ToolFinished { call, .. } => format!("tool result for call {call}"),
             Input::ToolActed { call, .. } => format!("tool action for call {call}"),

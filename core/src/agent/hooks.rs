@@ -150,6 +150,10 @@ pub enum HookEvent {
     /// `_applyToolLoadout`): the declared tools' descriptions it changes. Pi has no event
     /// object for it; the hook point makes the hook's answer an input.
     PrepareLoadout,
+    /// A request for a virtual model is about to go out (Pi 1.5.2's `prepareRequest` routing):
+    /// the model's router picks the physical model it goes to. Pi has no event object for it;
+    /// the hook point makes the router's answer an input.
+    RouteModel,
 }
 
 impl HookEvent {
@@ -201,6 +205,7 @@ impl HookEvent {
             HookEvent::RegisterMcpServer => "register_mcp_server",
             HookEvent::PrepareArguments => "prepare_arguments",
             HookEvent::PrepareLoadout => "prepare_loadout",
+            HookEvent::RouteModel => "route_model",
         }
     }
 }
@@ -526,6 +531,8 @@ pub enum HookPayload {
         declared: Vec<String>,
         registered: Vec<Value>,
     },
+    /// A request for a virtual model, for its router.
+    RouteModel(super::model_route::RouteQuestion),
     /// The session asks for the extensions' resources: its working directory and why
     /// (`"startup"`).
     ResourcesDiscover {
@@ -668,6 +675,7 @@ impl HookPayload {
             HookPayload::McpServersChange { .. } => HookEvent::McpServersChange,
             HookPayload::PrepareArguments { .. } => HookEvent::PrepareArguments,
             HookPayload::PrepareLoadout { .. } => HookEvent::PrepareLoadout,
+            HookPayload::RouteModel(_) => HookEvent::RouteModel,
         }
     }
 }
@@ -803,6 +811,8 @@ pub enum HandlerResult {
     PrepareArguments(PreparedArguments),
     /// What the declared tools' `prepareLoadout` hooks changed.
     PrepareLoadout(LoadoutChanges),
+    /// What a virtual model's router answered.
+    RouteModel(super::model_route::RouteDecision),
 }
 
 /// What `prepareLoadout` hooks change in a turn's declarations (Pi's `ToolLoadoutChanges`,
@@ -1094,6 +1104,8 @@ pub enum HookDecision {
     PrepareArguments(PreparedArguments),
     /// How the `prepareLoadout` hooks change the turn's declarations.
     PrepareLoadout(LoadoutChanges),
+    /// Where a virtual model's router sends the request waiting at its hook point.
+    RouteModel(super::model_route::RouteDecision),
     /// A notification's handlers ran; what they asked for is in the actions.
     Done,
 }

@@ -124,6 +124,9 @@ struct Run {
     /// The `context_with_system` decision for it: the conversation, system messages and all,
     /// it sends instead (`Some(None)`: the one before the decision).
     system_context_decided: Option<Option<Vec<AgentMessage>>>,
+    /// A request was refused before it went out: the run ends with its error response, which
+    /// alone is the run's messages (Pi's loop catches the rejection and reports the failure).
+    rejected: bool,
     phase: Phase,
 }
 
@@ -149,6 +152,9 @@ pub struct AgentMachine {
     /// Whether the run's model call in flight is one this machine asked for (its answer's
     /// diagnostics join `session_diagnostics`).
     call_in_flight: bool,
+    /// The thinking level a virtual model's router gave the request in flight, which its
+    /// response records in place of the run's (Pi stamps the level the request was sent with).
+    routed_level: Option<ThinkingLevel>,
     messages: Vec<AgentMessage>,
     /// The model's view of the start of `messages`, when the hooks convert message by message.
     llm_view: LlmView,
@@ -198,6 +204,7 @@ impl AgentMachine {
             thread_state: None,
             session_diagnostics: Arc::default(),
             call_in_flight: false,
+            routed_level: None,
             messages: config.messages,
             llm_view: LlmView::default(),
             steering: VecDeque::new(),
@@ -221,6 +228,11 @@ impl AgentMachine {
     /// sequence as the loop's own, so answers can never be confused.
     pub fn reserve_call(&mut self) -> CallId {
         self.new_call()
+    }
+
+    /// A virtual model's router sent the request in flight at `level`: its response records it.
+    pub fn routed(&mut self, level: ThinkingLevel) {
+        self.routed_level = Some(level);
     }
 
     /// The transcript (Pi's `state.messages`).
@@ -398,6 +410,7 @@ impl AgentMachine {
             Input::Abort => self.abort(),
             Input::Model { event, .. } => self.on_stream_event(event),
             Input::ModelFailed { error, .. } => self.fail_run(error),
+            Input::RequestRejected { error, .. } => self.reject_request(error),
             Input::ToolUpdate { call, partial } => self.on_tool_update(call, partial),
             Input::ToolFinished { call, outcome } => self.on_tool_finished(call, outcome),
             // The session applies a tool's action; the agent only checks its call runs.
@@ -495,18 +508,20 @@ impl AgentMachine {
                     .map_err(|e| self.contract(input, e).into()),
                 _ => Err(self.contract(input, "no such model call is open").into()),
             },
-            Input::ModelFailed { call, .. } => match self.run.as_ref().map(|r| &r.phase) {
-                Some(Phase::Model {
-                    call: c, assembly, ..
-                }) if c == call && !assembly.started() => Ok(()),
-                Some(Phase::Model { call: c, .. }) if c == call => Err(self
-                    .contract(
-                        input,
-                        "the stream already started; end it with an error event",
-                    )
-                    .into()),
-                _ => Err(self.contract(input, "no such model call is open").into()),
-            },
+            Input::ModelFailed { call, .. } | Input::RequestRejected { call, .. } => {
+                match self.run.as_ref().map(|r| &r.phase) {
+                    Some(Phase::Model {
+                        call: c, assembly, ..
+                    }) if c == call && !assembly.started() => Ok(()),
+                    Some(Phase::Model { call: c, .. }) if c == call => Err(self
+                        .contract(
+                            input,
+                            "the stream already started; end it with an error event",
+                        )
+                        .into()),
+                    _ => Err(self.contract(input, "no such model call is open").into()),
+                }
+            }
             Input::HookDecided { call, outcome }
                 if self.awaits_decision(*call, &outcome.decision) =>
             {

@@ -11,6 +11,7 @@ pub mod custom_tool;
 pub mod hook_state;
 pub mod hooks;
 mod machine;
+pub mod model_route;
 mod nested;
 pub mod system;
 pub mod tool_info;

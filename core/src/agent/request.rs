@@ -15,6 +15,7 @@ use super::{AgentMachine, Assembly, Phase, ABORTED_REQUEST};
 impl AgentMachine {
     /// Makes the turn's request (Pi's `streamAssistantResponse` up to the provider call).
     pub(super) fn request_model(&mut self) {
+        self.routed_level = None;
         let Some(run) = &self.run else { return };
         if run.aborted {
             let settings = &run.settings;

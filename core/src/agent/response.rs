@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::event::AgentEvent;
-use crate::message::{AgentMessage, AssistantMessage};
+use crate::message::{AgentMessage, AssistantMessage, StopReason};
 use crate::model::ThinkingLevel;
 
 use super::{AgentMachine, Applied, Patch, Phase, Run, StreamEvent};
@@ -73,9 +73,32 @@ impl AgentMachine {
         if message.duration_ms.is_none() {
             message.duration_ms = Some(self.now.saturating_sub(message.timestamp));
         }
-        let level = run.settings.reasoning.unwrap_or(ThinkingLevel::Off);
+        let level = self
+            .routed_level
+            .or(run.settings.reasoning)
+            .unwrap_or(ThinkingLevel::Off);
         message.thinking_level = Some(level.as_str().to_owned());
         message
+    }
+
+    /// A request refused before it went out (Pi's `prepareRequest` rejected): the turn's
+    /// response is Pi's error message naming the selected model, with no duration or thinking
+    /// level (no stream stamped it).
+    pub(super) fn reject_request(&mut self, error: String) {
+        let Some(run) = &mut self.run else { return };
+        run.rejected = true;
+        let model = &run.settings.model;
+        let message = AssistantMessage {
+            content: vec![crate::message::ContentBlock::text("")],
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            stop_reason: StopReason::Error,
+            error_message: Some(error),
+            timestamp: self.now,
+            ..AssistantMessage::default()
+        };
+        self.finish_response(message, false);
     }
 
     /// The end of `streamAssistantResponse` and what the loop does with the message.

@@ -113,6 +113,7 @@ impl AgentMachine {
             earlier: Vec::new(),
             context_decided: None,
             system_context_decided: None,
+            rejected: false,
             phase: Phase::Model {
                 call: CallId(0),
                 assembly: Assembly::default(),
@@ -265,6 +266,9 @@ impl AgentMachine {
         let Some(run) = &self.run else {
             return Vec::new();
         };
+        if run.rejected {
+            return self.messages.last().cloned().into_iter().collect();
+        }
         let later = self
             .messages
             .iter()

@@ -99,6 +99,10 @@ impl SessionMachine {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.provider_notice_heard(call, &outcome);
             }
+            if self.awaits_route(*call) {
+                let (call, outcome) = (*call, outcome.clone());
+                return self.route_decided(call, outcome);
+            }
             if self.awaits_provider_hook(*call) {
                 let (call, outcome) = (*call, outcome.clone());
                 return self.provider_hook_decided(call, outcome);
@@ -176,6 +180,7 @@ impl SessionMachine {
                 self.start_warming(request);
             }
         }
+        let effects = self.gate_routed_calls(effects);
         let mut effects = self.gate_provider_calls(effects);
         self.fill_tool_searches(&mut effects);
         self.out.effects.extend(effects);

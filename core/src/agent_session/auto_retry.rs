@@ -63,6 +63,8 @@ impl SessionMachine {
         }));
         self.omit_attempt()?;
         self.wake = Some((self.now.saturating_add(delay), Wake::Retry));
+        // A virtual model's router is told of it with the retry's request.
+        self.route_gate.failed = Some(failed.clone());
         Ok(true)
     }
 
@@ -122,6 +124,7 @@ impl SessionMachine {
     pub(super) fn abort_retry(&mut self) {
         if self.is_retrying() {
             self.wake = None;
+            self.route_gate.failed = None;
             let attempt = std::mem::take(&mut self.retry_attempt);
             self.emit(Event::Session(SessionEvent::AutoRetryEnd {
                 success: false,

@@ -755,7 +755,12 @@ impl SessionMachine {
         if !settings.enabled || (skip_aborted && assistant.stop_reason == StopReason::Aborted) {
             return Ok(());
         }
-        let model = self.agent.model();
+        // Under a virtual selection, the physical model that produced the message supplies
+        // the limits (Pi's `_modelForMessage`).
+        let model = self
+            .route_gate
+            .limits_for(self.agent.model(), assistant)
+            .clone();
         let context_window = model.context_window;
         let same_model = assistant.provider == model.provider && assistant.model == model.id;
         let compacted_at = self.latest_compaction_ms();

@@ -121,6 +121,8 @@ pub struct SessionMachine {
     pub(super) notifications: super::notify::Notifications,
     /// Agent model calls held for their provider hooks.
     pub(super) provider_gate: super::provider_hooks::ProviderGate,
+    /// The model calls for a virtual model held for their routers.
+    pub(super) route_gate: super::model_route::RouteGate,
     pub(super) provider_notices: super::provider_notices::ProviderNotices,
     /// A prompt's work is in progress, until `agent_settled` (Pi's `_isAgentRunActive`).
     pub(super) run_active: bool,
@@ -225,6 +227,7 @@ impl SessionMachine {
             command_carried: None,
             notifications: Default::default(),
             provider_gate: Default::default(),
+            route_gate: Default::default(),
             provider_notices: Default::default(),
             run_active: false,
             abort_requested: false,

@@ -20,6 +20,7 @@ mod later_sections;
 mod loadout;
 mod machine;
 mod model_change;
+mod model_route;
 mod navigate;
 mod notify;
 mod options;

@@ -85,6 +85,10 @@ impl SessionMachine {
     /// Sends a model call of the session's own (a summary, a cache warm), held first for the
     /// provider hooks `hooks` that some extension handles.
     pub(super) fn send_call(&mut self, call: CallId, request: ModelRequest, hooks: Hooks) {
+        // A virtual model's router names the model first.
+        if self.route_direct(call, &request, hooks) {
+            return;
+        }
         let effect = self.hold_call(call, request, hooks);
         self.out.effects.push(effect);
     }

@@ -4,5 +4,6 @@ pub mod context;
 pub mod entry;
 pub mod file;
 pub mod ids;
+pub mod selection;
 pub mod time;
 pub mod tree;

@@ -200,12 +200,22 @@ impl ModelRegistry {
             .find_map(|layer| layer.refuses(model))
     }
 
-    /// Puts `models` where the provider's models were (at the end for a new provider).
+    /// Puts `models` where the provider's physical models were (at the end for a new
+    /// provider), its virtual models after them, as Pi's composition keeps them.
     fn replace_models(&mut self, provider: &str, models: Vec<Model>) {
         let at = self.models.iter().position(|m| m.provider == provider);
+        let virtual_models: Vec<Model> = self
+            .models
+            .iter()
+            .filter(|m| m.provider == provider && super::is_virtual(m))
+            .cloned()
+            .collect();
         self.models.retain(|m| m.provider != provider);
         let at = at.unwrap_or(self.models.len()).min(self.models.len());
-        self.models.splice(at..at, models);
+        let ids: Vec<&str> = virtual_models.iter().map(|m| m.id.as_str()).collect();
+        let physical = models.into_iter().filter(|m| !ids.contains(&m.id.as_str()));
+        self.models
+            .splice(at..at, physical.chain(virtual_models.iter().cloned()));
     }
 
     fn set_request_config(&mut self, provider: &str, config: ProviderRequestConfig) {

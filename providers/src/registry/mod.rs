@@ -13,6 +13,7 @@ mod env;
 mod extension;
 mod jsonc;
 mod merge;
+mod virtual_models;
 
 use std::path::Path;
 
@@ -28,6 +29,7 @@ pub use env::{Environment, Host};
 pub use extension::{ProviderRegistration, Unusable};
 pub use jsonc::strip_json_comments;
 pub use merge::merge_compat;
+pub use virtual_models::{is_virtual, virtual_model, VirtualModelDefinition, VIRTUAL_MODEL_API};
 
 use crate::catalog::Catalog;
 use config::HeaderConfig;
@@ -212,6 +214,9 @@ impl ModelRegistry {
         let configured = self
             .request_config(&model.provider)
             .and_then(|c| c.api_key.as_deref());
+        if self.only_virtual(&model.provider) {
+            return true;
+        }
         auth.has_stored_auth(&model.provider)
             .unwrap_or_else(|| match configured {
                 Some(configured) => env.is_configured(configured),

@@ -241,6 +241,7 @@ pub fn hook_extensions(
             registrations,
             host,
         ))
+        .chain(super::route::route_extension(registrations, host, state))
         .collect()
 }
 

@@ -73,25 +73,16 @@ pub struct Registrations {
     /// loader validated it: the harness connects them next to `mcp.json`'s.
     #[serde(default, rename = "mcpServers")]
     pub mcp_servers: Vec<RegisteredMcpServer>,
-    /// Their virtual models (`pi.registerVirtualModel`), which the harness does not route
-    /// yet: named, so that it says so rather than leaving them out silently.
+    /// Their virtual models (`pi.registerVirtualModel`), in registration order, as plain data:
+    /// the harness lists them in its model catalog; their routers stay in the host.
     #[serde(default, rename = "virtualModels")]
-    pub virtual_models: Vec<RegisteredVirtualModel>,
+    pub virtual_models: Vec<pi_providers::registry::VirtualModelDefinition>,
     /// The extensions that loaded, in load order, with the events they handle.
     #[serde(default)]
     pub extensions: Vec<super::events::LoadedExtension>,
     /// The extensions that failed to load.
     #[serde(default)]
     pub errors: Vec<LoadError>,
-}
-
-/// One virtual model an extension registered while loading.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RegisteredVirtualModel {
-    pub provider: String,
-    pub id: String,
-    pub extension_path: String,
 }
 
 /// One MCP server an extension registered while loading.

@@ -23,6 +23,7 @@ pub mod host;
 pub mod loadout;
 pub mod mirror;
 pub mod prepare;
+pub mod route;
 pub mod tool;
 pub mod trust;
 pub mod ui;
@@ -32,10 +33,7 @@ pub use compact_end::compact_end_extension;
 pub use discover::{discover, expand_home, missing_from_command_line, Wanted};
 pub use events::hook_extensions;
 pub use flags::{flag_errors, flag_values, FlagDeclaration, GivenFlag};
-pub use host::{
-    ExtensionHost, HostError, HostModels, RegisteredMcpServer, RegisteredVirtualModel,
-    Registrations,
-};
+pub use host::{ExtensionHost, HostError, HostModels, RegisteredMcpServer, Registrations};
 pub use mirror::StateMirror;
 pub use tool::register_tools;
 pub use trust::{TrustAnswer, TrustDecision, TrustError};

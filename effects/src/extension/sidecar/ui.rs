@@ -32,6 +32,10 @@ const MODULES: &[(&str, &str)] = &[
         include_str!("../../../../sidecar/session-view.mjs"),
     ),
     (
+        "./host-routing.mjs",
+        include_str!("../../../../sidecar/host-routing.mjs"),
+    ),
+    (
         "./host-loading.mjs",
         include_str!("../../../../sidecar/host-loading.mjs"),
     ),

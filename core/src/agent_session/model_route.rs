@@ -1,0 +1,305 @@
+//! Requests for a virtual model (Pi 1.5.2's `prepareRequest` routing): the session holds the
+//! agent's model call and asks the model's router, at a `route_model` hook point, which
+//! physical model and thinking level it goes to. The router's new state is written as a
+//! `pi.virtual-model-state` entry before the request goes; the request then goes on to the
+//! provider hooks (if any) with the physical model, and its response names that model. A
+//! retry's request tells the router of the failed response it repeats. A
+//! routing failure fails the request with the router's message, as Pi's rejected
+//! `prepareRequest` ends the run with an error response naming the virtual model.
+//!
+//! The decision is an input, so a cassette records it and a replay routes without the
+//! extension that registered the model.
+
+use serde_json::{json, Value};
+
+use crate::agent::convert::convert_to_llm;
+use crate::agent::hooks::{HookDecision, HookOutcome, HookPayload};
+use crate::agent::model_route::{
+    is_virtual, RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
+};
+use crate::agent::{CallId, Effect, Input, ModelRequest};
+use crate::message::{AgentMessage, AssistantMessage, Message};
+use crate::model::{Model, ThinkingLevel};
+use crate::session::entry::SessionEntry;
+
+use super::contract::SessionError;
+use super::machine::SessionMachine;
+use super::provider_hooks::Hooks;
+
+/// The model calls held for their routers.
+#[derive(Debug, Default)]
+pub(super) struct RouteGate {
+    held: Vec<Held>,
+    /// The failed response an automatic retry repeats (Pi's `_failedResponse`), which the next
+    /// request takes: a virtual model's router is told of it.
+    pub(super) failed: Option<AssistantMessage>,
+    /// The physical models routers sent requests to, each once: their limits apply to the
+    /// responses.
+    routed: Vec<Model>,
+}
+
+#[derive(Debug)]
+struct Held {
+    hook: CallId,
+    call: CallId,
+    request: ModelRequest,
+    /// The session's own request (a summary), routed `direct`: sent through `hooks` once
+    /// routed; `None` for the agent's.
+    direct: Option<Hooks>,
+    /// The agent cancelled the call while it was held: the cancel follows its start.
+    cancelled: bool,
+}
+
+impl RouteGate {
+    fn holds(&self, call: CallId) -> bool {
+        self.held.iter().any(|h| h.call == call)
+    }
+
+    /// The model whose limits apply to `message` under the selection `selected` (Pi's
+    /// `_modelForMessage`): a virtual selection's are those of the physical model a router
+    /// sent the message's request to, when one did; otherwise the selection's.
+    pub(super) fn limits_for<'a>(
+        &'a self,
+        selected: &'a Model,
+        message: &AssistantMessage,
+    ) -> &'a Model {
+        if !is_virtual(selected) {
+            return selected;
+        }
+        self.routed
+            .iter()
+            .find(|m| m.provider == message.provider && m.id == message.model)
+            .unwrap_or(selected)
+    }
+}
+
+impl SessionMachine {
+    /// The agent's effects as they go out: a model call for a virtual model is held and its
+    /// router asked in its place; a cancel of a held call waits for it.
+    pub(super) fn gate_routed_calls(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
+        let mut out = Vec::with_capacity(effects.len());
+        for effect in effects {
+            let failed = match &effect {
+                Effect::CallModel { .. } => self.route_gate.failed.take(),
+                _ => None,
+            };
+            match effect {
+                Effect::CallModel { call, request } if is_virtual(&request.model) => {
+                    let hook = self.agent.reserve_call();
+                    let payload = HookPayload::RouteModel(self.route_question(&request, failed));
+                    self.route_gate.held.push(Held {
+                        hook,
+                        call,
+                        request,
+                        direct: None,
+                        cancelled: false,
+                    });
+                    out.push(Effect::Hook {
+                        call: hook,
+                        payload,
+                        state: None,
+                    });
+                }
+                Effect::Cancel { call } if self.route_gate.holds(call) => {
+                    for held in &mut self.route_gate.held {
+                        held.cancelled |= held.call == call;
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    /// A request of the session's own (a summary) for a virtual model is held and its router
+    /// asked with reason `direct` (Pi's `_getSummarizationRequestAuth`), over the agent's
+    /// conversation, with no state; false for a request of a physical model.
+    pub(super) fn route_direct(
+        &mut self,
+        call: CallId,
+        request: &ModelRequest,
+        hooks: Hooks,
+    ) -> bool {
+        if !is_virtual(&request.model) {
+            return false;
+        }
+        let question = RouteQuestion {
+            provider: request.model.provider.clone(),
+            model_id: request.model.id.clone(),
+            thinking_level: self.agent.thinking_level(),
+            reason: RouteReason::Direct,
+            failed: None,
+            state: None,
+            messages: self
+                .agent
+                .messages()
+                .iter()
+                .flat_map(|message| match message {
+                    AgentMessage::System(_) => {
+                        serde_json::to_value(message).ok().into_iter().collect()
+                    }
+                    other => convert_to_llm(std::slice::from_ref(other))
+                        .iter()
+                        .filter_map(|m| serde_json::to_value(m).ok())
+                        .collect::<Vec<_>>(),
+                })
+                .collect(),
+        };
+        let hook = self.agent.reserve_call();
+        self.route_gate.held.push(Held {
+            hook,
+            call,
+            request: request.clone(),
+            direct: Some(hooks),
+            cancelled: false,
+        });
+        self.push_hook(hook, HookPayload::RouteModel(question));
+        true
+    }
+
+    /// Whether `call` is the router's hook point a held request waits at.
+    pub(super) fn awaits_route(&self, call: CallId) -> bool {
+        self.route_gate.held.iter().any(|h| h.hook == call)
+    }
+
+    /// The router answered: its new state is written, and the request goes on to the physical
+    /// model (through the provider hooks), or fails with the router's message.
+    pub(super) fn route_decided(
+        &mut self,
+        call: CallId,
+        outcome: HookOutcome,
+    ) -> Result<(), SessionError> {
+        let Some(index) = self.route_gate.held.iter().position(|h| h.hook == call) else {
+            return Ok(());
+        };
+        let Held {
+            call,
+            mut request,
+            direct,
+            cancelled,
+            ..
+        } = self.route_gate.held.remove(index);
+        // What the router asked of the session was done as it ran, before the request.
+        self.apply_asked_actions(&outcome.actions)?;
+        let decision = match outcome.decision {
+            HookDecision::RouteModel(decision) => decision,
+            _ => RouteDecision::Failed {
+                error: format!(
+                    "Virtual model {}/{} is not registered.",
+                    request.model.provider, request.model.id
+                ),
+            },
+        };
+        match decision {
+            RouteDecision::Routed {
+                model,
+                thinking_level,
+                ..
+            } if direct.is_some() => {
+                request.model = *model;
+                request.reasoning =
+                    (thinking_level != ThinkingLevel::Off).then_some(thinking_level);
+                self.send_call(call, request, direct.unwrap_or(Hooks::HeadersOnly));
+                Ok(())
+            }
+            RouteDecision::Failed { error } if direct.is_some() => {
+                self.answer(Input::ModelFailed { call, error })
+            }
+            RouteDecision::Routed {
+                model,
+                thinking_level,
+                state,
+            } => {
+                if let Some(state) = state {
+                    let data = json!({
+                        "provider": request.model.provider,
+                        "modelId": request.model.id,
+                        "state": state,
+                    });
+                    self.append_custom(VIRTUAL_MODEL_STATE_ENTRY, Some(data));
+                }
+                if !self
+                    .route_gate
+                    .routed
+                    .iter()
+                    .any(|m| m.provider == model.provider && m.id == model.id)
+                {
+                    self.route_gate.routed.push((*model).clone());
+                }
+                request.model = *model;
+                request.reasoning =
+                    (thinking_level != ThinkingLevel::Off).then_some(thinking_level);
+                self.agent.routed(thinking_level);
+                let effects = self.gate_provider_calls(vec![Effect::CallModel { call, request }]);
+                self.out.effects.extend(effects);
+                if cancelled {
+                    self.out.effects.push(Effect::Cancel { call });
+                }
+                Ok(())
+            }
+            RouteDecision::Failed { error } => {
+                self.agent_step(Input::RequestRejected { call, error })
+            }
+        }
+    }
+
+    /// What the router of `request`'s virtual model is asked (Pi's `resolveModel` request):
+    /// the reason is `user` when a message the user wrote follows the last response.
+    fn route_question(
+        &self,
+        request: &ModelRequest,
+        failed: Option<AssistantMessage>,
+    ) -> RouteQuestion {
+        let after_response = request
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant(_)))
+            .map_or(0, |i| i + 1);
+        let user_turn = request.messages[after_response..]
+            .iter()
+            .any(|m| matches!(m, Message::User(_)));
+        RouteQuestion {
+            provider: request.model.provider.clone(),
+            model_id: request.model.id.clone(),
+            thinking_level: request.reasoning.unwrap_or(ThinkingLevel::Off),
+            reason: match (&failed, user_turn) {
+                (Some(_), _) => RouteReason::Retry,
+                (None, true) => RouteReason::User,
+                (None, false) => RouteReason::Continuation,
+            },
+            failed: failed.map(Box::new),
+            state: self.router_state(&request.model),
+            messages: with_system_messages(request),
+        }
+    }
+
+    /// The router state the branch last stored for `model` (Pi's `getVirtualModelState`).
+    fn router_state(&self, model: &Model) -> Option<Value> {
+        self.tree.branch_path(None).iter().rev().find_map(|entry| {
+            let SessionEntry::Custom(custom) = entry else {
+                return None;
+            };
+            let data = custom.data.as_ref()?;
+            (custom.custom_type == VIRTUAL_MODEL_STATE_ENTRY
+                && data.get("provider").and_then(Value::as_str) == Some(model.provider.as_str())
+                && data.get("modelId").and_then(Value::as_str) == Some(model.id.as_str()))
+            .then(|| data.get("state").cloned().unwrap_or(Value::Null))
+        })
+    }
+}
+
+/// The request's conversation with its system messages in place, as Pi's router sees it.
+fn with_system_messages(request: &ModelRequest) -> Vec<Value> {
+    let mut system = request.system_messages.iter().peekable();
+    let mut out = Vec::with_capacity(request.messages.len() + 1);
+    for (index, message) in request.messages.iter().enumerate() {
+        while let Some(placed) = system.next_if(|p| p.at <= index) {
+            out.extend(serde_json::to_value(AgentMessage::System(placed.message.clone())).ok());
+        }
+        out.extend(serde_json::to_value(message).ok());
+    }
+    for placed in system {
+        out.extend(serde_json::to_value(AgentMessage::System(placed.message.clone())).ok());
+    }
+    out
+}
