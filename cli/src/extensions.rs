@@ -446,7 +446,7 @@ pub fn for_replay(
     }
     // The extensions' registry reads the models the recorded run could use, each with
     // credentials (a virtual model's router picks among them).
-    let (models, _) = crate::cassette::recorded_models(cassette);
+    let models = cassette.models.clone().unwrap_or_default();
     let mut auth_providers: Vec<String> = Vec::new();
     for model in &models {
         if !auth_providers.contains(&model.provider) {
