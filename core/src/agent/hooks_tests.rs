@@ -2,6 +2,8 @@
 
 use serde_json::json;
 
+use crate::event::CompactionReason;
+
 use super::*;
 
 fn tool_call() -> HookPayload {

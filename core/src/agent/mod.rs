@@ -8,6 +8,7 @@ pub mod config;
 pub mod contract;
 pub mod convert;
 pub mod custom_tool;
+pub mod hook_payload;
 pub mod hook_state;
 pub mod hooks;
 mod machine;
