@@ -129,9 +129,14 @@ impl Later {
 
     /// The handler with the section the start's servers make as the one the session knows.
     fn with_start_section(self) -> Later {
-        let start = self.render(&self.lock());
-        *self.section.lock().unwrap_or_else(PoisonError::into_inner) = start;
+        self.know_current_section();
         self
+    }
+
+    /// Takes the section the servers followed now make as the one the session knows.
+    fn know_current_section(&self) {
+        let now = self.render(&self.lock());
+        *self.section.lock().unwrap_or_else(PoisonError::into_inner) = now;
     }
 
     /// Pi's `renderServersSection` over `mcp.json`'s servers and the `followed` ones, each
@@ -229,8 +234,7 @@ impl Later {
             old.into_iter().filter_map(|f| f.connection).collect()
         };
         self.resources.reset_to_start();
-        let start = self.render(&self.lock());
-        *self.section.lock().unwrap_or_else(PoisonError::into_inner) = start;
+        self.know_current_section();
         crate::stop_servers(&closing).await;
     }
 

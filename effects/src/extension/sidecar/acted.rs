@@ -39,21 +39,10 @@ pub(super) async fn ask(
     state: &StateMirror,
     payload: &HookPayload,
     cx: &HookContext,
-    mut request: Value,
+    request: Value,
     what: &str,
 ) -> Result<Option<HandlerResult>, String> {
-    let (id, mut answers) = {
-        let mut mirror = state.lock();
-        let (event, told) = mirror.for_event(payload, cx.state())?;
-        event.into_request(&mut request);
-        let asked = host.request(request).map_err(|e| e.to_string())?;
-        mirror.sent(told);
-        asked
-    };
-    let answer = answers.recv().await;
-    host.forget(id);
-    let answer = answer.ok_or_else(|| host.ended(what).to_string())?;
-    let data = response_data(answer).map_err(|e| e.to_string())?;
+    let data = round_trip(host, state, payload, cx, request, what).await?;
     let answer: ActedAnswer = serde_json::from_value(data)
         .map_err(|e| format!("the extension host's answer to {what} is not Pi's: {e}"))?;
     for action in answer.actions {
@@ -79,4 +68,29 @@ pub(super) async fn ask(
         Some(thrown) => Err(thrown.error),
         None => Ok(None),
     }
+}
+
+/// Sends `request` for `payload` to `host`, with the state mirror's changes (held locked until
+/// it is written, as an event's), and waits for the answer's data; `what` names the request in
+/// the errors.
+pub(super) async fn round_trip(
+    host: &ExtensionHost,
+    state: &StateMirror,
+    payload: &HookPayload,
+    cx: &HookContext,
+    mut request: Value,
+    what: &str,
+) -> Result<Value, String> {
+    let (id, mut answers) = {
+        let mut mirror = state.lock();
+        let (event, told) = mirror.for_event(payload, cx.state())?;
+        event.into_request(&mut request);
+        let asked = host.request(request).map_err(|e| e.to_string())?;
+        mirror.sent(told);
+        asked
+    };
+    let answer = answers.recv().await;
+    host.forget(id);
+    let answer = answer.ok_or_else(|| host.ended(what).to_string())?;
+    response_data(answer).map_err(|e| e.to_string())
 }

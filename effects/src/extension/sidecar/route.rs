@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::host::{response_data, ExtensionHost, Registrations};
+use super::acted::round_trip;
+use super::host::{ExtensionHost, Registrations};
 use super::mirror::StateMirror;
 use crate::extension::{
     HandledHooks, HandlerResult, HookContext, HookEvent, HookFuture, HookPayload, RustExtension,
@@ -46,21 +47,9 @@ impl RustExtension for SidecarRouters {
                 return Ok(None);
             };
             // The question apart from the session's state the mirror adds (`state`, `unset`).
-            let mut request = serde_json::json!({"type": "model.route", "question": question});
+            let request = serde_json::json!({"type": "model.route", "question": question});
             let what = "the virtual model's router";
-            let (id, mut answers) = {
-                // Held until the request is written, as an event's.
-                let mut mirror = self.state.lock();
-                let (event, told) = mirror.for_event(payload, cx.state())?;
-                event.into_request(&mut request);
-                let asked = self.host.request(request).map_err(|e| e.to_string())?;
-                mirror.sent(told);
-                asked
-            };
-            let answer = answers.recv().await;
-            self.host.forget(id);
-            let answer = answer.ok_or_else(|| self.host.ended(what).to_string())?;
-            let mut data = response_data(answer).map_err(|e| e.to_string())?;
+            let mut data = round_trip(&self.host, &self.state, payload, cx, request, what).await?;
             let actions = match &mut data {
                 Value::Object(fields) => fields.remove("actions"),
                 _ => None,
