@@ -349,15 +349,18 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         let late = runtime.extension_host.is_none() && runtime.loads_extensions;
         if runtime.extension_host.is_some() || late {
             // Pi's MCP extension follows the servers extensions register after loading.
-            let later = std::sync::Arc::new(pi_mcp::Later::new(
-                runtime.cwd.clone(),
-                runtime.mcp_config(),
-                &runtime.mcp_registered,
-                &runtime.mcp_servers,
-                runtime.custom_tools.clone(),
-                servers.resources.clone(),
-                servers.connections.clone(),
-            ));
+            let later = std::sync::Arc::new(
+                pi_mcp::Later::new(
+                    runtime.cwd.clone(),
+                    runtime.mcp_config(),
+                    &runtime.mcp_registered,
+                    &runtime.mcp_servers,
+                    runtime.custom_tools.clone(),
+                    servers.resources.clone(),
+                    servers.connections.clone(),
+                )
+                .with_background(servers.background.clone()),
+            );
             if !late {
                 runtime.extensions.load(std::sync::Arc::clone(&later) as _);
             }

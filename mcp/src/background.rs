@@ -309,6 +309,11 @@ impl Background {
         let _ = progress.wait_for(|settled| *settled >= total).await;
     }
 
+    /// The background servers that have connected so far, in the order they did.
+    pub(crate) fn connected(&self) -> Vec<Arc<McpConnection>> {
+        self.arrivals().connected.clone()
+    }
+
     fn arrivals(&self) -> std::sync::MutexGuard<'_, Arrivals> {
         self.arrivals.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -26,7 +26,7 @@ use pi_effects::custom_tool::ToolRegistry;
 use pi_effects::extension::{HookContext, HookFuture, RustExtension};
 use serde_json::Value;
 
-use crate::background::CODEMODE_TOOL_NAME;
+use crate::background::{Background, CODEMODE_TOOL_NAME};
 use crate::client::McpConnection;
 use crate::config::{McpConfig, Registered};
 use crate::custom_tool::McpTool;
@@ -58,6 +58,9 @@ pub struct Later {
     config: McpConfig,
     /// The servers the run's start connected, whose instructions the section words.
     start_connections: Vec<Arc<McpConnection>>,
+    /// `mcp.json`'s servers connecting in the background, whose instructions the section
+    /// words once each has connected.
+    background: Option<Arc<Background>>,
     /// The `mcp_servers` section as the session last learnt it from this handler (at first,
     /// as the start's servers make it): a change that moves it tells the session.
     section: Mutex<Option<String>>,
@@ -116,6 +119,7 @@ impl Later {
                 .collect(),
             config: configured.clone(),
             start_connections,
+            background: None,
             section: Mutex::new(None),
             tools,
             resources,
@@ -133,6 +137,13 @@ impl Later {
         self
     }
 
+    /// The handler whose section also words the instructions of the run's servers connecting
+    /// in `background`, as each has connected (Pi's section lists every server as it is).
+    pub fn with_background(mut self, background: Option<Arc<Background>>) -> Later {
+        self.background = background;
+        self.with_start_section()
+    }
+
     /// Takes the section the servers followed now make as the one the session knows.
     fn know_current_section(&self) {
         let now = self.render(&self.lock());
@@ -143,10 +154,16 @@ impl Later {
     /// with its instructions once connected.
     fn render(&self, followed: &[Followed]) -> Option<String> {
         let config = self.servers_config(followed.iter().map(|f| (&f.name, &f.config)));
+        let background = self
+            .background
+            .as_ref()
+            .map(|b| b.connected())
+            .unwrap_or_default();
         let connections: Vec<Arc<McpConnection>> = self
             .start_connections
             .iter()
             .cloned()
+            .chain(background)
             .chain(followed.iter().filter_map(|f| f.connection.clone()))
             .collect();
         crate::startup::later_section(&config, &connections)
