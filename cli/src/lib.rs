@@ -361,6 +361,9 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
                 )
                 .with_background(servers.background.clone()),
             );
+            if let Some(host) = &runtime.extension_host {
+                later.on_notices(notices_on(host), servers.warned);
+            }
             if !late {
                 runtime.extensions.load(std::sync::Arc::clone(&later) as _);
             }
@@ -406,6 +409,14 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
     .await;
     mcp_servers.stop().await;
     ran
+}
+
+/// Shows the built-in MCP extension's notices on `host`'s UI, as Pi's `ctx.ui.notify`.
+pub(crate) fn notices_on(
+    host: &std::sync::Arc<pi_effects::extension::sidecar::ExtensionHost>,
+) -> pi_mcp::later::NoticeSink {
+    let host = std::sync::Arc::clone(host);
+    Box::new(move |message, kind| host.notify(message, kind))
 }
 
 /// Pi refuses `--fork` together with another session flag; the flags, as Pi lists them.

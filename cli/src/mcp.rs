@@ -35,6 +35,8 @@ pub struct Servers {
     /// Pi's warning that those tools cannot be called (neither codemode nor `tool_search`
     /// active).
     pub warning: Option<&'static str>,
+    /// Whether that warning was said (Pi says it once a session).
+    pub warned: bool,
     /// Whether a server's deferred tools activate `tool_search`.
     pub activates_tool_search: bool,
     /// Whether a server's `codemode` tools activate Pi's codemode tool.
@@ -175,6 +177,7 @@ pub async fn start_reporting(
 fn report(mut servers: Servers) -> Servers {
     if let Some(warning) = servers.warning.take() {
         eprintln!("{warning}");
+        servers.warned = true;
     }
     if let Some(notice) = servers.notice.take() {
         eprintln!("{notice}");

@@ -236,6 +236,9 @@ impl Runtime {
             Ok((host, registrations))
         });
         let load = started.map(|(host, registrations)| {
+            if let Some(later) = &self.mcp_later {
+                later.on_notices(crate::notices_on(&host), false);
+            }
             let _ = self.late_host.set(host);
             registrations
         });

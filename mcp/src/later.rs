@@ -16,6 +16,7 @@
 //! those of the servers as they answered.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,7 +34,10 @@ use crate::custom_tool::McpTool;
 use crate::definition::tool_definitions;
 use crate::naming::mcp_namespace;
 use crate::resource_hub::{ResourceActions, ResourceHub};
-use crate::servers_section::{needs_codemode, needs_tool_search, SectionServer};
+use crate::servers_section::{
+    needs_codemode, needs_tool_search, SectionServer, UNREACHABLE_NOT_ENABLED_WARNING,
+    UNREACHABLE_WARNING,
+};
 
 /// How long the handler waits for a server it connects (Pi's startup wait).
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
@@ -77,7 +81,15 @@ pub struct Later {
     /// Told each credential of a server's configuration before it is connected (a recording
     /// scrubs them), with where it came from.
     credentials: Mutex<Option<CredentialSink>>,
+    /// Told Pi's notices (message, kind) for the run's UI.
+    notices: Mutex<Option<NoticeSink>>,
+    /// Whether Pi's warning that MCP tools cannot be called was given in the session (once a
+    /// session, the start's included).
+    warned_unreachable: AtomicBool,
 }
+
+/// What shows a notice (its message, and its kind: Pi's `notifyType`).
+pub type NoticeSink = Box<dyn Fn(&str, &str) + Send + Sync>;
 
 /// What learns a credential (its value, and where it came from).
 pub type CredentialSink = Box<dyn Fn(&str, &str) + Send + Sync>;
@@ -127,6 +139,8 @@ impl Later {
             started,
             session: Mutex::new(None),
             credentials: Mutex::new(None),
+            notices: Mutex::new(None),
+            warned_unreachable: AtomicBool::new(false),
         }
         .with_start_section()
     }
@@ -211,6 +225,23 @@ impl Later {
             .unwrap_or_else(PoisonError::into_inner) = Some(sink);
     }
 
+    /// Shows Pi's notices through `sink`; `warned`: the start already gave Pi's warning that
+    /// MCP tools cannot be called, which Pi gives once a session.
+    pub fn on_notices(&self, sink: NoticeSink, warned: bool) {
+        *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+        self.warned_unreachable.store(warned, Ordering::SeqCst);
+    }
+
+    /// Pi's warning that MCP tools cannot be called, unless it was given in the session.
+    fn warn_unreachable(&self, warning: &str) {
+        if self.warned_unreachable.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(sink) = &*self.notices.lock().unwrap_or_else(PoisonError::into_inner) {
+            sink(warning, "warning");
+        }
+    }
+
     /// Stops the servers it connected (the session ended).
     pub async fn stop(&self) {
         let connections: Vec<Arc<McpConnection>> =
@@ -252,6 +283,8 @@ impl Later {
         };
         self.resources.reset_to_start();
         self.know_current_section();
+        // Pi warns again in a new session.
+        self.warned_unreachable.store(false, Ordering::SeqCst);
         crate::stop_servers(&closing).await;
     }
 
@@ -293,7 +326,11 @@ impl Later {
                 let kept = kept.iter().map(|f| (&f.name, &f.config));
                 self.servers_config(kept.chain(added.iter().map(|(name, config)| (name, config))))
             };
-            actions.extend(discovery(&now, state));
+            let (activate, warning) = discovery(&now, state);
+            actions.extend(activate);
+            if let Some(warning) = warning {
+                self.warn_unreachable(warning);
+            }
         }
         // What the session learns, the resource tools in their place: Pi hides each removed
         // server's tools, then syncs them, and syncs them again once it registered the tools
@@ -408,8 +445,9 @@ impl Later {
 /// Pi's `ensureDiscoveryActive` once the servers changed to `config`'s: the session's
 /// active tools (`state`'s) with codemode added where some enabled server has `codemode`
 /// tools and `autoEnableCodemode` is not false, `tool_search` where some has `deferred`
-/// ones, each when registered and not active yet; `None` when neither is added.
-fn discovery(config: &McpConfig, state: &HookState) -> Option<HookAction> {
+/// ones, each when registered and not active yet (`None` when neither is added); and Pi's
+/// warning when some server's tools are reached through them but neither is active then.
+fn discovery(config: &McpConfig, state: &HookState) -> (Option<HookAction>, Option<&'static str>) {
     let servers: Vec<SectionServer<'_>> = config
         .servers
         .iter()
@@ -425,12 +463,15 @@ fn discovery(config: &McpConfig, state: &HookState) -> Option<HookAction> {
                 .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
         })
     };
+    let codemode = needs_codemode(&servers);
+    let tool_search = needs_tool_search(&servers);
+    if !codemode && !tool_search {
+        return (None, None);
+    }
+    let auto_enable = config.auto_enable_codemode != Some(false);
     let wanted = [
-        (
-            CODEMODE_TOOL_NAME,
-            needs_codemode(&servers) && config.auto_enable_codemode != Some(false),
-        ),
-        (TOOL_SEARCH_TOOL_NAME, needs_tool_search(&servers)),
+        (CODEMODE_TOOL_NAME, codemode && auto_enable),
+        (TOOL_SEARCH_TOOL_NAME, tool_search),
     ];
     let mut active = state.active_tools.clone();
     let before = active.len();
@@ -439,7 +480,18 @@ fn discovery(config: &McpConfig, state: &HookState) -> Option<HookAction> {
             active.push(name.to_owned());
         }
     }
-    (active.len() > before).then_some(HookAction::SetActiveTools { tools: active })
+    let reaching = [CODEMODE_TOOL_NAME, TOOL_SEARCH_TOOL_NAME]
+        .iter()
+        .any(|name| registered(name) && active.iter().any(|a| a == name));
+    let warning = (!reaching).then_some(
+        if codemode && registered(CODEMODE_TOOL_NAME) && !auto_enable {
+            UNREACHABLE_NOT_ENABLED_WARNING
+        } else {
+            UNREACHABLE_WARNING
+        },
+    );
+    let activate = (active.len() > before).then_some(HookAction::SetActiveTools { tools: active });
+    (activate, warning)
 }
 
 /// The session's names of the tools `server`'s listing declares (its entry in a run's

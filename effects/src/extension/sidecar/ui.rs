@@ -92,6 +92,23 @@ impl ExtensionHost {
         }
     }
 
+    /// Says `message` as a notice of `notify_type` (Pi's `ctx.ui.notify`) on the run's UI, for
+    /// a built-in extension that runs in this process; a run without a UI shows none, as Pi's
+    /// print mode shows none.
+    pub fn notify(&self, message: &str, notify_type: &str) {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let id = pi_core::session::ids::IdGenerator::new(seed).uuid_v4();
+        self.tell_ui(json!({
+            "type": "extension_ui_request",
+            "id": id,
+            "method": "notify",
+            "message": message,
+            "notifyType": notify_type,
+        }));
+    }
+
     /// Gives the extensions a UI (`ctx.hasUI` true, dialogs asked, not defaulted): their
     /// `extension_ui_request` lines come on the receiver, in the order the host wrote them.
     pub fn enable_ui(&self) -> Result<UnboundedReceiver<Value>, HostError> {
