@@ -83,13 +83,11 @@ pub(crate) fn reload<I: Interpreter>(
     // A run that started with no extension loads them for a session that replaced its first:
     // Pi's MCP extension is among them, and connects the servers they registered.
     let late_run = runtime.extension_host.is_none();
-    let follows_servers = match (&runtime.mcp_later, late_run) {
-        (Some(later), true) => {
-            loaded.push(std::sync::Arc::clone(later) as _);
-            true
-        }
-        _ => false,
-    };
+    if let (Some(later), true) = (&runtime.mcp_later, late_run) {
+        loaded.push(std::sync::Arc::clone(later) as _);
+    }
+    // Pi's MCP extension, rebuilt with the runtime, follows the new load's servers alone.
+    let follows_servers = runtime.mcp_later.is_some();
     let mut extensions = runtime.extensions.reloaded(
         |extension| extension.mirror().is_some_and(|mirror| mirror.same(state)),
         loaded,
@@ -122,7 +120,7 @@ pub(crate) fn reload<I: Interpreter>(
         }),
         // The replacement that took this load adds them (see `replacement::replace`).
         providers: Vec::new(),
-        mcp_servers: if follows_servers {
+        mcp_servers: follows_servers.then(|| {
             crate::extensions::registered_servers(&registrations)
                 .into_iter()
                 .map(|server| RegisteredMcpServer {
@@ -131,9 +129,7 @@ pub(crate) fn reload<I: Interpreter>(
                     config: Some(server.config),
                 })
                 .collect()
-        } else {
-            Vec::new()
-        },
+        }),
     };
     session
         .interpreter_mut()

@@ -398,9 +398,9 @@ impl SessionMachine {
                 previous_session_file,
                 loaded,
             } => {
-                let mut servers = Vec::new();
+                let mut servers = None;
                 if let Some(mut loaded) = loaded {
-                    servers = std::mem::take(&mut loaded.mcp_servers);
+                    servers = loaded.mcp_servers.take();
                     let added = self.apply_reload(*loaded)?;
                     self.reactivate_registered_tools(&added);
                 }
@@ -410,17 +410,17 @@ impl SessionMachine {
                 });
                 // Pi's new runner reports the servers nothing connects (`--no-mcp`).
                 self.start_errors_after_start();
-                if !servers.is_empty() {
+                if let Some(servers) = servers {
                     // Pi's MCP extension connects them at the session's start.
                     self.tell_session(HookPayload::McpServersChange { servers });
                 }
                 self.discover_resources("startup");
             }
             SessionInput::Reloaded(reload) => {
-                let mut servers = Vec::new();
+                let mut servers = None;
                 let added = match reload {
                     Some(mut reload) => {
-                        servers = std::mem::take(&mut reload.mcp_servers);
+                        servers = reload.mcp_servers.take();
                         self.apply_reload(*reload)?
                     }
                     None => Vec::new(),
@@ -430,9 +430,9 @@ impl SessionMachine {
                     reason: super::contract::RELOAD_REASON.into(),
                     previous_session_file: None,
                 });
-                if !servers.is_empty() {
+                if let Some(servers) = servers {
                     // Pi's MCP extension, rebuilt with the runtime, connects the new load's
-                    // servers at the reload's start.
+                    // servers at the reload's start and drops the previous load's.
                     self.tell_session(HookPayload::McpServersChange { servers });
                 }
                 self.start_errors_after_start();

@@ -79,13 +79,14 @@ pub struct Reload {
     /// `set_model` and a replay's answers know them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub providers: Vec<LoadedProvider>,
-    /// The MCP servers the new load registered while loading that no server of the run's
-    /// start is (a run that started with no extension): Pi's MCP extension connects them at
-    /// the session's start (a replacing session's, or a reload's), which the session asks of
-    /// the extensions that follow MCP servers (`mcp_servers_change`) once the extensions heard
-    /// it start.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<RegisteredMcpServer>,
+    /// The MCP servers the new load registered while loading, when the built-in MCP extension
+    /// follows them (`None`: it does not, as with `--no-mcp`): Pi's MCP extension, rebuilt
+    /// with the runtime, connects them at the session's start (a replacing session's, or a
+    /// reload's) and drops the previous load's, which the session asks of the extensions that
+    /// follow MCP servers (`mcp_servers_change`) once the extensions heard it start; an empty
+    /// list withdraws every server the previous load registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<Vec<RegisteredMcpServer>>,
 }
 
 /// One provider a load registered, as its registry composed it (no key among its models).
