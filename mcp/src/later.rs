@@ -336,7 +336,7 @@ impl Later {
         // server's tools, then syncs them, and syncs them again once it registered the tools
         // of each server that connected.
         let mut learnt = ResourceActions {
-            withdrawn: removed.iter().flat_map(|f| f.tools.clone()).collect(),
+            withdrawn: removed.iter().flat_map(|f| self.tools_of(f)).collect(),
             ..ResourceActions::default()
         };
         for server in &removed {
@@ -413,6 +413,26 @@ impl Later {
             });
         }
         actions
+    }
+
+    /// The session's names of `server`'s tools: those it was followed with, else, for a
+    /// server of the run's start that connected in the background (its tools not known when
+    /// the session started), those of its connection.
+    fn tools_of(&self, server: &Followed) -> Vec<String> {
+        if !server.tools.is_empty() {
+            return server.tools.clone();
+        }
+        let connected = self
+            .background
+            .as_ref()
+            .map(|b| b.connected())
+            .unwrap_or_default();
+        let listings: Vec<Value> = connected
+            .iter()
+            .filter(|c| c.entry().name == server.name)
+            .map(|c| c.listing())
+            .collect();
+        listed_tool_names(&server.name, &listings)
     }
 
     /// Connects the server `name` as registered with `config`, waiting up to Pi's startup
