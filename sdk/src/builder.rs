@@ -41,8 +41,11 @@ use crate::io::Io;
 use crate::printed::Printed;
 use crate::{Error, Session};
 
+mod mcp_later;
 mod models;
 mod typescript;
+
+pub(crate) use mcp_later::learn_keys;
 
 /// Pi's read-only tool set (`createReadOnlyTools`): the agent can look but not change anything.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "grep", "find", "ls"];
@@ -129,6 +132,13 @@ pub struct SessionBuilder {
     /// Pi's `tool_search` once `mcp_config` started servers, as the binary registers it:
     /// whether it is active from the start (a server has `deferred` tools).
     mcp_tool_search: Option<bool>,
+    /// The configuration `mcp_config` started the servers from: with it, a session with
+    /// TypeScript extensions follows the servers they register after loading.
+    mcp_config: Option<McpConfig>,
+    /// The servers with resources `mcp_config` started, which those connected later join.
+    mcp_resources: pi_mcp::ResourceHub,
+    /// The handlers following the servers registered after loading, of each session opened.
+    mcp_later: mcp_later::LaterServers,
     extensions: ExtensionRegistry,
     /// Pi's TypeScript extensions to load in the extension host when the session is built.
     typescript_extensions: Vec<PathBuf>,
@@ -176,6 +186,9 @@ impl SessionBuilder {
             mcp_connections: Vec::new(),
             mcp_background: Vec::new(),
             mcp_tool_search: None,
+            mcp_config: None,
+            mcp_resources: pi_mcp::ResourceHub::default(),
+            mcp_later: mcp_later::LaterServers::default(),
             extensions: ExtensionRegistry::new(),
             typescript_extensions: Vec::new(),
             extension_discovery: None,
@@ -290,8 +303,10 @@ impl SessionBuilder {
     /// session: the second value is Pi's one notice about those waited for (and about the
     /// config's errors), after Pi's warning that indirectly reached tools cannot be called
     /// here, when anything needs the user.
-    /// Pi's SDK sessions load no built-in extension, so nothing starts without this. A
-    /// recording replaces the keys the config hands its servers (`pi_mcp::credentials`).
+    /// Pi's SDK sessions load no built-in extension, so nothing starts without this; with
+    /// it, a session's TypeScript extensions' servers registered after loading connect as the
+    /// binary connects them (`builder/mcp_later.rs`). A recording replaces the keys the config
+    /// hands its servers (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         self.mcp_secrets.extend(pi_mcp::credentials(config));
         let (mut started, background) =
@@ -308,6 +323,8 @@ impl SessionBuilder {
             self.mcp_connections.push(connection);
         }
         started.resources.register_started(&mut self.custom_tools);
+        self.mcp_config = Some(config.clone());
+        self.mcp_resources = started.resources.clone();
         if let Some(background) = background {
             self.mcp_servers.extend(background.listings());
             self.extensions.load(Arc::clone(&background) as _);
@@ -540,6 +557,7 @@ impl SessionBuilder {
                 };
                 let recorder = Recorder::create(path, &header, &secrets, Rules::default())
                     .map_err(|e| Error::Cassette(e.to_string()))?;
+                learn_keys(opened.later.as_ref(), &recorder);
                 let live = opened
                     .live
                     .with_call_transport(recording_transport(recorder.clone(), opened.clock));
@@ -583,11 +601,15 @@ impl SessionBuilder {
         options.model_thinking_levels = settings.model_thinking_levels();
         options.block_images = settings.block_images();
         let state = StateMirror::default();
-        let (custom_tools, extensions, commands) = self.tools_with_extensions(
+        let (custom_tools, mut extensions, commands) = self.tools_with_extensions(
             &state,
             typescript.as_ref(),
             &self.host_models(&catalog.registry),
         )?;
+        let later = self.later_servers(&custom_tools, typescript.is_some());
+        if let Some(later) = &later {
+            extensions.load(Arc::clone(later) as _);
+        }
         // Pi's SDK starts from the settings' `defaultTools` when they set it.
         let mut tools = self.tools.clone();
         if let Some(defaults) = settings.default_tools() {
@@ -654,6 +676,7 @@ impl SessionBuilder {
         let (machine, file) =
             build_machine(&config, store).map_err(|e| Error::Session(e.to_string()))?;
         Ok(Opened {
+            later,
             config,
             live,
             commands,
@@ -776,6 +799,9 @@ pub(crate) enum Reopen {
 
 /// A live session built and not yet started: what [`SessionBuilder::open`] hands back.
 pub(crate) struct Opened {
+    /// Pi's MCP extension's handler of the servers registered after loading, when it follows
+    /// them (a recording is handed their keys).
+    pub(crate) later: Option<Arc<pi_mcp::Later>>,
     pub(crate) config: RunConfig,
     pub(crate) live: Live,
     pub(crate) commands: UnboundedSender<SessionInput>,

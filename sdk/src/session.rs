@@ -413,6 +413,7 @@ impl Session {
         let opened = builder.open(target, generation)?;
         let (io, recorded) = match session.interpreter() {
             Io::Record(recording) => {
+                crate::builder::learn_keys(opened.later.as_ref(), recording.recorder());
                 let live = opened.live.with_call_transport(recording_transport(
                     recording.recorder().clone(),
                     Arc::clone(&opened.clock),
@@ -472,6 +473,7 @@ impl Session {
             for background in builder.mcp_background() {
                 background.stop().await;
             }
+            builder.mcp_later().stop().await;
             pi_mcp::stop_servers(builder.mcp_connections()).await;
         }
         ended
