@@ -2,7 +2,10 @@
 //! `pi.unregisterMcpServer` from a handler or a command), as Pi 1.5.2's built-in MCP extension
 //! follows them: its `mcp_servers_change` handler connects the servers added (a name
 //! `mcp.json` defines stays `mcp.json`'s) and withdraws the tools of those removed or
-//! registered again with another configuration, closing their connections.
+//! registered again with another configuration, closing their connections. A reload tells it
+//! the new load's servers, so those of the load before are withdrawn as Pi's rebuilt extension
+//! drops them. When neither codemode nor `tool_search` reaches the servers' tools, it gives
+//! Pi's warning that they cannot be called, once a session, as a notice on the run's UI.
 //!
 //! The handler's decision carries what the session needs, so a replay connects nothing: the
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
@@ -10,7 +13,8 @@
 //! action's `withdrawn`; the resource tools follow the tools of the server that moved their
 //! exposure (`resource_hub`); when the servers listed in the `mcp_servers` section changed
 //! (Pi renders it from the servers as they are when each prompt starts), the section's new
-//! text rides with `registerDeferredTools`. One deliberate difference: Pi does not wait for the servers it
+//! text (the instructions of `mcp.json`'s servers that connected in the background included)
+//! rides with `registerDeferredTools`. One deliberate difference: Pi does not wait for the servers it
 //! connects here (only a session's first prompt waits for servers with `direct` tools); this
 //! handler waits for them, up to Pi's startup wait, so that the tools the decision carries are
 //! those of the servers as they answered.
