@@ -125,9 +125,16 @@ fn is_resource_tool(name: &str) -> bool {
     .contains(&name)
 }
 
+/// Renders the `mcp_servers` section over the connections given (those the session waited for,
+/// then the background servers connected so far), with the servers extensions registered as
+/// they are now: the later handler's, in place of the configuration's own servers.
+pub type SectionRenderer = Box<dyn Fn(&[Arc<McpConnection>]) -> Option<String> + Send + Sync>;
+
 /// The servers connecting in the background, and Pi's MCP extension's `tool_call` handler
 /// that waits for them.
 pub struct Background {
+    /// How the section is rendered once the later handler follows the registered servers.
+    renderer: Mutex<Option<SectionRenderer>>,
     config: McpConfig,
     /// Their names, in configuration order.
     names: Vec<String>,
@@ -223,6 +230,7 @@ impl Background {
             finished.send_replace(true);
         });
         Arc::new(Background {
+            renderer: Mutex::new(None),
             config,
             names,
             waited,
@@ -309,6 +317,20 @@ impl Background {
         let _ = progress.wait_for(|settled| *settled >= total).await;
     }
 
+    /// Renders the section with `renderer` from now on (the later handler follows the
+    /// registered servers, which Pi's section lists as they are).
+    pub(crate) fn render_with(&self, renderer: SectionRenderer) {
+        *self.renderer.lock().unwrap_or_else(PoisonError::into_inner) = Some(renderer);
+    }
+
+    /// The `mcp_servers` section over `connections`.
+    fn section(&self, connections: &[Arc<McpConnection>]) -> Option<String> {
+        match &*self.renderer.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(render) => render(connections),
+            None => later_section(&self.config, connections),
+        }
+    }
+
     /// The background servers that have connected so far, in the order they did.
     pub(crate) fn connected(&self) -> Vec<Arc<McpConnection>> {
         self.arrivals().connected.clone()
@@ -366,7 +388,7 @@ impl Background {
                 .chain(&connected[..=at])
                 .cloned()
                 .collect();
-            let section = later_section(&self.config, &all);
+            let section = self.section(&all);
             self.resources.add(connection);
             let mut resources = ResourceActions::default();
             self.resources.sync_into(&self.tools, &mut resources);

@@ -76,7 +76,8 @@ pub struct Later {
     tools: ToolRegistry,
     /// The servers with resources, which those it connects join and those removed leave.
     resources: ResourceHub,
-    followed: Mutex<Vec<Followed>>,
+    /// Shared with the background servers' section (see [`Later::with_background`]).
+    followed: Arc<Mutex<Vec<Followed>>>,
     /// The servers the run's start registered (name, configuration, tool names), which a
     /// session that replaced another starts from again.
     started: Vec<(String, Value, Vec<String>)>,
@@ -139,7 +140,7 @@ impl Later {
             section: Mutex::new(None),
             tools,
             resources,
-            followed: Mutex::new(Self::from_start(&started)),
+            followed: Arc::new(Mutex::new(Self::from_start(&started))),
             started,
             session: Mutex::new(None),
             credentials: Mutex::new(None),
@@ -157,7 +158,17 @@ impl Later {
 
     /// The handler whose section also words the instructions of the run's servers connecting
     /// in `background`, as each has connected (Pi's section lists every server as it is).
+    /// The background servers' section lists the registered servers as this handler follows
+    /// them, too.
     pub fn with_background(mut self, background: Option<Arc<Background>>) -> Later {
+        if let Some(background) = &background {
+            let followed = Arc::clone(&self.followed);
+            let config = self.config.clone();
+            background.render_with(Box::new(move |connections| {
+                let followed = followed.lock().unwrap_or_else(PoisonError::into_inner);
+                section_of(&config, &followed, connections.to_vec())
+            }));
+        }
         self.background = background;
         self.with_start_section()
     }
@@ -171,7 +182,6 @@ impl Later {
     /// Pi's `renderServersSection` over `mcp.json`'s servers and the `followed` ones, each
     /// with its instructions once connected.
     fn render(&self, followed: &[Followed]) -> Option<String> {
-        let config = self.servers_config(followed.iter().map(|f| (&f.name, &f.config)));
         let background = self
             .background
             .as_ref()
@@ -182,9 +192,8 @@ impl Later {
             .iter()
             .cloned()
             .chain(background)
-            .chain(followed.iter().filter_map(|f| f.connection.clone()))
             .collect();
-        crate::startup::later_section(&config, &connections)
+        section_of(&self.config, followed, connections)
     }
 
     /// `mcp.json`'s servers with the `registered` ones (name and configuration) after them,
@@ -193,16 +202,7 @@ impl Later {
         &self,
         registered: impl Iterator<Item = (&'a String, &'a Value)>,
     ) -> McpConfig {
-        let mut config = self.config.clone();
-        let registered: Vec<Registered> = registered
-            .map(|(name, config)| Registered {
-                name: name.clone(),
-                config: config.clone(),
-                extension_path: String::new(),
-            })
-            .collect();
-        config.add_registered(&registered);
-        config
+        with_registered(&self.config, registered)
     }
 
     /// The section's change for the session, when the `followed` servers moved it: its new
@@ -464,6 +464,40 @@ impl Later {
             .ok()
             .map(Arc::new)
     }
+}
+
+/// `configured` (`mcp.json`'s servers) with the `registered` ones (name and configuration)
+/// after them, as Pi's extension merges them (a name `mcp.json` defines stays `mcp.json`'s).
+fn with_registered<'a>(
+    configured: &McpConfig,
+    registered: impl Iterator<Item = (&'a String, &'a Value)>,
+) -> McpConfig {
+    let mut config = configured.clone();
+    let registered: Vec<Registered> = registered
+        .map(|(name, config)| Registered {
+            name: name.clone(),
+            config: config.clone(),
+            extension_path: String::new(),
+        })
+        .collect();
+    config.add_registered(&registered);
+    config
+}
+
+/// Pi's `renderServersSection` over `configured` (`mcp.json`'s servers) and the `followed`
+/// ones, each with its instructions once connected (among `connections`, or the followed
+/// server's own connection).
+fn section_of(
+    configured: &McpConfig,
+    followed: &[Followed],
+    connections: Vec<Arc<McpConnection>>,
+) -> Option<String> {
+    let config = with_registered(configured, followed.iter().map(|f| (&f.name, &f.config)));
+    let connections: Vec<Arc<McpConnection>> = connections
+        .into_iter()
+        .chain(followed.iter().filter_map(|f| f.connection.clone()))
+        .collect();
+    crate::startup::later_section(&config, &connections)
 }
 
 /// Pi's `ensureDiscoveryActive` once the servers changed to `config`'s: the session's
