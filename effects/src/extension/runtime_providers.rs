@@ -22,6 +22,9 @@ pub trait RuntimeProviders: Send + Sync {
     fn register(&self, registration: &Value) -> Result<ProviderModels, String>;
     /// Removes what extensions registered under `name`.
     fn unregister(&self, name: &str) -> ProviderModels;
+    /// Adds the virtual model `definition` describes (the extension host's plain data); an
+    /// invalid one changes nothing and gives Pi's error text.
+    fn register_virtual(&self, definition: &Value) -> Result<ProviderModels, String>;
 }
 
 /// Applies the provider changes `outcome`'s actions ask for to `providers`, filling in their
@@ -75,6 +78,17 @@ pub fn apply_one(
             (name.clone(), extension)
         }
         HookAction::UnregisterProvider { name, .. } => (name.clone(), "<unknown>".to_owned()),
+        HookAction::RegisterVirtualModel {
+            name, definition, ..
+        } => {
+            let extension = definition
+                .as_ref()
+                .and_then(|d| d.get("extensionPath"))
+                .and_then(Value::as_str)
+                .unwrap_or("<unknown>")
+                .to_owned();
+            (name.clone(), extension)
+        }
         _ => return Ok(()),
     };
     let Some(providers) = providers else {
@@ -98,6 +112,15 @@ pub fn apply_one(
         HookAction::UnregisterProvider {
             models, available, ..
         } => (models, available, Ok(providers.unregister(&name))),
+        HookAction::RegisterVirtualModel {
+            models,
+            available,
+            definition,
+            ..
+        } => {
+            let given = definition.clone().unwrap_or(Value::Null);
+            (models, available, providers.register_virtual(&given))
+        }
         _ => return Ok(()),
     };
     let (found, has_auth) = changed.map_err(|error| Refused { extension, error })?;
