@@ -21,7 +21,7 @@ use crate::agent::{CallId, Change, Effect, Input, ModelRequest};
 use crate::compaction::prepare::projected_tokens;
 use crate::compaction::tokens::should_compact;
 use crate::event::CompactionReason;
-use crate::message::{AgentMessage, AssistantMessage, Message};
+use crate::message::{AgentMessage, AssistantMessage};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
 
@@ -371,20 +371,23 @@ impl SessionMachine {
     }
 
     /// What the router of `request`'s virtual model is asked (Pi's `resolveModel` request):
-    /// the reason is `user` when a message the user wrote follows the last response.
+    /// the reason is `user` when a message the user wrote follows the last response. That is
+    /// read off the transcript as it is, not the request's converted messages: an extension's
+    /// message (a custom one, sent or from `before_agent_start`) is sent as a user message but
+    /// is not the user's.
     fn route_question(
         &self,
         request: &ModelRequest,
         failed: Option<AssistantMessage>,
     ) -> RouteQuestion {
-        let after_response = request
-            .messages
+        let transcript = self.agent.messages();
+        let after_response = transcript
             .iter()
-            .rposition(|m| matches!(m, Message::Assistant(_)))
+            .rposition(|m| matches!(m, AgentMessage::Assistant(_)))
             .map_or(0, |i| i + 1);
-        let user_turn = request.messages[after_response..]
+        let user_turn = transcript[after_response..]
             .iter()
-            .any(|m| matches!(m, Message::User(_)));
+            .any(|m| matches!(m, AgentMessage::User(_)));
         RouteQuestion {
             provider: request.model.provider.clone(),
             model_id: request.model.id.clone(),
