@@ -1,5 +1,6 @@
 //! The providers extensions register or unregister once they have loaded (Pi 1.5.2 applies
-//! `pi.registerProvider`/`pi.unregisterProvider` to its model runtime at once): the front end's
+//! `pi.registerProvider`/`pi.unregisterProvider`, and `pi.registerVirtualModel`, to its model
+//! runtime at once): the front end's
 //! model registry takes each change before the decision that carries it is recorded, and
 //! answers the provider's models as it composes them now, which the action then carries (the
 //! registration's config, keys and all, is never written). The session refreshes its model and
