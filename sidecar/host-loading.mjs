@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
 import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
-import { keepRouters } from "./host-routing.mjs";
+import { keepRouters, virtualModelData } from "./host-routing.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -239,30 +239,11 @@ function registrations(result, flagValues) {
   // `mcp.json`'s, as Pi's built-in MCP extension does at session start.
   const mcpServers = result.runtime.mcpServers.list().map((s) => plain({ name: s.name, config: s.config, extensionPath: s.extensionPath }));
   const virtualModels = (result.runtime.pendingVirtualModelRegistrations ?? []).map(({ definition, extensionPath }) =>
-    plain({
-      provider: String(definition?.provider),
-      id: String(definition?.id),
-      name: String(definition?.name ?? ""),
-      thinkingLevels: strings(definition?.thinkingLevels),
-      contextWindow: count(definition?.contextWindow),
-      maxTokens: count(definition?.maxTokens),
-      input: strings(definition?.input),
-      extensionPath,
-    }),
+    virtualModelData(definition, extensionPath),
   );
   // Their routers stay here: the harness asks them for each request (`model.route`).
   keepRouters(result.runtime.pendingVirtualModelRegistrations ?? [], result.extensions);
   return { tools: registered, commands, flags, providers, mcpServers, virtualModels, extensions, errors: result.errors };
-}
-
-/** A definition's list of names as plain strings (absent when it is not a list). */
-function strings(value) {
-  return Array.isArray(value) ? value.filter((v) => typeof v === "string") : undefined;
-}
-
-/** A definition's limit as a count (absent when it is not one). */
-function count(value) {
-  return Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
 const EXPOSURES = ["direct", "model-only", "codemode", "deferred", "hidden"];

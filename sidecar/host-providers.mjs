@@ -1,5 +1,6 @@
 // The providers extensions register or unregister once they have loaded (Pi 1.5.2's
-// `pi.registerProvider`/`pi.unregisterProvider` from a handler, a command or a tool's execute):
+// `pi.registerProvider`/`pi.unregisterProvider`, and `pi.registerVirtualModel`, from a handler,
+// a command or a tool's execute):
 // each change is an action of the handler that made it, which the harness applies to its model
 // registry (the config, keys and all, goes to its memory only), and the catalog that
 // `ctx.modelRegistry` and `pi.setModel` read here changes at once, as Pi's registry does, so the
@@ -7,6 +8,7 @@
 import { current, plain, unsupported } from "./host-scope.mjs";
 import { catalog } from "./session-view.mjs";
 import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
+import { registerLaterVirtualModel } from "./host-routing.mjs";
 
 /** Per provider changed after loading: its models and auth before the first change (what an
  * unregistration gives back), and the config registered since (a registration again merges
@@ -110,8 +112,11 @@ export function providerActions(act, { keepModel = false } = {}) {
       refreshed();
       act(marked({ action: "unregisterProvider", name }));
     },
-    // Pi 1.5's per-request router: not run by this harness (said, never ignored).
-    registerVirtualModel: unsupported("pi.registerVirtualModel after the extensions have loaded"),
+    registerVirtualModel: (definition, extensionPath = "<unknown>") => {
+      const data = registerLaterVirtualModel(definition, extensionPath);
+      refreshed();
+      act({ action: "registerVirtualModel", name: data.provider, definition: data });
+    },
     unregisterVirtualModel: unsupported("pi.unregisterVirtualModel after the extensions have loaded"),
   };
 }

@@ -97,7 +97,8 @@ async fn extension_handlers_compose_with_pis_semantics() {
     };
 
     // The events some handler listens at, and only those, are asked about; and the loadout,
-    // which Pi's built-in codemode tool prepares.
+    // which Pi's built-in codemode tool prepares, and the routing of a virtual model, which any
+    // loaded extension may register later.
     let handled: Vec<HookEvent> = registry.handled().iter().collect();
     assert_eq!(
         handled,
@@ -109,6 +110,7 @@ async fn extension_handlers_compose_with_pis_semantics() {
             HookEvent::TurnEnd,
             HookEvent::MessageUpdate,
             HookEvent::PrepareLoadout,
+            HookEvent::RouteModel,
         ]
     );
 

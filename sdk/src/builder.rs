@@ -584,7 +584,10 @@ impl SessionBuilder {
         // once for everything a session's build takes from them.
         let settings = Settings::load(&self.agent_dir, &self.cwd, true);
         let typescript = self.load_typescript(&settings)?;
-        let catalog = self.model_catalog(typescript.as_ref().map_or(&[], |t| t.providers()));
+        let catalog = self.model_catalog(
+            typescript.as_ref().map_or(&[], |t| t.providers()),
+            typescript.as_ref().map_or(&[], |t| t.virtual_models()),
+        );
         let model = self.resolve_model(&settings, &catalog)?;
         let model_key = format!("{}/{}", model.provider, model.id);
         let thinking_level = self

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use pi_core::agent_session::{LoadedProvider, ProviderChange};
 use pi_core::model::Model;
 use pi_effects::extension::runtime_providers::{ProviderModels, RuntimeProviders};
-use pi_providers::registry::{AuthStorage, Environment, ModelRegistry, ProviderRegistration};
+use pi_providers::registry::{
+    AuthStorage, Environment, ModelRegistry, ProviderRegistration, VirtualModelDefinition,
+};
 use serde_json::Value;
 
 use super::Runtime;
@@ -118,6 +120,22 @@ impl RuntimeProviders for LiveProviders {
         };
         registry.unregister_provider(name);
         Self::models(registry, auth, env, name)
+    }
+
+    fn register_virtual(&self, definition: &Value) -> Result<ProviderModels, String> {
+        let definition: VirtualModelDefinition = serde_json::from_value(definition.clone())
+            .map_err(|e| {
+                format!("the extension host sent a virtual model this harness cannot read: {e}")
+            })?;
+        let mut state = lock(&self.state);
+        let Some((registry, auth, env)) = state.as_mut() else {
+            return Err(format!(
+                "Virtual model {}/{}: no model registry is running to register it in",
+                definition.provider, definition.id
+            ));
+        };
+        registry.register_virtual_model(&definition)?;
+        Ok(Self::models(registry, auth, env, &definition.provider))
     }
 }
 

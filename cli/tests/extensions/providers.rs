@@ -168,20 +168,3 @@ fn the_registered_models_are_listed() {
         "{stdout}"
     );
 }
-
-#[test]
-fn a_virtual_model_registered_after_loading_is_an_extension_error_not_ignored() {
-    let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([{"text": ["Done."]}]));
-    let env = Env::new(&mock);
-    let extension = fixture("late_virtual_model.ts");
-    let mut command = crate::support::with_extension(&env, &[], &extension, "Go.");
-    with_host(&mut command, &path);
-    let (code, stdout, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let expected = format!(
-        "Extension error ({}): pi.registerVirtualModel after the extensions have loaded is not supported",
-        extension.display()
-    );
-    assert!(stderr.contains(&expected), "{stderr}");
-}

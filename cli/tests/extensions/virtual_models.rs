@@ -101,3 +101,38 @@ fn a_routed_run_is_recorded_and_replays_without_node() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(replayed, recorded);
 }
+
+/// A virtual model registered once the extensions have loaded (a `session_start` handler) and
+/// selected there is routed as one registered while loading: the request goes to the physical
+/// model its router names, and the replay, with no Node, has it in its catalog from the
+/// recorded registration and routes as the recording did.
+#[test]
+fn a_virtual_model_registered_after_loading_is_routed_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([{"text": ["Routed late."]}]));
+    let env = Env::new(&mock);
+    let cassette = env.path("late.jsonl");
+    let extension = fixture("late_virtual_model.ts");
+    let mut command = env.command(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "Go.",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{recorded}{stderr}");
+    assert!(!recorded.contains("extension_error"), "{recorded}");
+    let models: Vec<_> = mock.requests().iter().map(|r| r["model"].clone()).collect();
+    assert_eq!(models, [json!("mock-reasoner")], "{recorded}");
+    assert!(
+        recorded.contains(r#""customType":"late-routed","data":{"reason":"user"}"#),
+        "{recorded}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+    assert_eq!(mock.requests().len(), 1, "the replay sent a request");
+}

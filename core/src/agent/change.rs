@@ -22,6 +22,17 @@ impl AgentMachine {
                     self.request_model();
                 }
             }
+            Change::RedoRequest => {
+                let unanswered = matches!(
+                    self.run.as_ref().map(|r| &r.phase),
+                    Some(Phase::Model { assembly, .. }) if !assembly.started()
+                );
+                if unanswered {
+                    // The request was gated before it was first made; it is not again.
+                    self.request_gate_open = true;
+                    self.request_model();
+                }
+            }
             Change::ReplaceMessage { original, message } => {
                 self.replace_in_turn(&original, &message);
                 if let Some(place) = self.messages.iter_mut().rev().find(|m| **m == original) {

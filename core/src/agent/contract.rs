@@ -220,6 +220,11 @@ pub enum Change {
     /// Makes the request a run waits to make (where extensions handle `message_end`, the
     /// loop makes no request until the session has heard their answers out).
     OpenRequestGate,
+    /// Makes the request in flight again, from the transcript as it is now: the session held
+    /// it unsent and compacted first (Pi 1.5.2 compacts before a routed request that exceeds
+    /// the routed model's threshold, then prepares the request again). Ignored once the
+    /// request's answer has begun.
+    RedoRequest,
     SteeringMode(QueueMode),
     FollowUpMode(QueueMode),
     ToolExecution(ToolExecution),

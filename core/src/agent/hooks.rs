@@ -488,6 +488,21 @@ pub enum HookAction {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         keep_model: bool,
     },
+    /// `pi.registerVirtualModel` once the extensions have loaded (Pi 1.5.2 adds it to its
+    /// model runtime at once, and refreshes the session's model): as
+    /// [`Self::RegisterProvider`], the front end's registry takes `definition` (the extension
+    /// host's plain data, its router left in the extension) and fills in `models`, the
+    /// provider's models then, and `available`; the router is the extension host's.
+    #[serde(rename_all = "camelCase")]
+    RegisterVirtualModel {
+        name: String,
+        #[serde(default)]
+        definition: Option<Value>,
+        #[serde(default)]
+        models: Vec<Model>,
+        #[serde(default)]
+        available: bool,
+    },
     /// `pi.registerTool` of tools of `deferred` exposure, as Pi's MCP extension registers a
     /// server's tools once it connected in the background: `tool_search` searches them from
     /// then on. `laterSections` (name, content) replace the prompt's custom sections of their

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::agent::hooks::{
     HookAction, HookDecision, HookEvent, HookOutcome, HookPayload, SuppliedCompaction,
 };
-use crate::agent::{CallId, Effect, Input, ModelRequest, StreamEvent};
+use crate::agent::{CallId, Change, Effect, Input, ModelRequest, StreamEvent};
 use crate::compaction::prepare::{context_has_edits, projected_tokens};
 use crate::compaction::prepare::{prepare_compaction, CompactionPreparation};
 use crate::compaction::summary::{
@@ -616,7 +616,12 @@ impl SessionMachine {
         self.persist(decision);
         let messages = self.tree.context().into_messages();
         let estimated_tokens_after = messages.iter().map(estimate_tokens).sum();
-        self.replace_messages(messages)?;
+        // Compacted before a routed request, the run goes on: its own messages stay its own.
+        if self.agent.is_streaming() {
+            self.agent_step(Input::Change(Change::Projection(messages)))?;
+        } else {
+            self.replace_messages(messages)?;
+        }
         let result = CompactionResult {
             summary: written.summary,
             first_kept_entry_id: written.first_kept_entry_id,
@@ -676,7 +681,7 @@ impl SessionMachine {
         } else if job.will_retry {
             self.drop_trailing_assistant(true)?;
             self.continue_soon();
-        } else if self.agent.has_queued_messages() {
+        } else if self.agent.has_queued_messages() && !self.agent.is_streaming() {
             self.continue_soon();
         }
         Ok(())

@@ -149,6 +149,12 @@ impl SessionMachine {
                     available,
                     keep_model,
                 } => self.change_provider(name, models, *available, *keep_model)?,
+                HookAction::RegisterVirtualModel {
+                    name,
+                    models,
+                    available,
+                    ..
+                } => self.change_provider(name, models, *available, false)?,
                 HookAction::Abort => {}
                 HookAction::Shutdown => self.reply(Reply::ShutdownAsked),
             }

@@ -449,6 +449,7 @@ impl SessionMachine {
     /// Runs what was waiting for the agent to become idle, and settles a prompt whose work is
     /// over.
     fn after_step(&mut self) -> Result<(), SessionError> {
+        self.release_routed_request()?;
         if self.agent.is_streaming() || self.notifications.holds() {
             return Ok(());
         }

@@ -17,8 +17,11 @@ use crate::agent::hooks::{HookDecision, HookOutcome, HookPayload};
 use crate::agent::model_route::{
     is_virtual, RouteDecision, RouteQuestion, RouteReason, VIRTUAL_MODEL_STATE_ENTRY,
 };
-use crate::agent::{CallId, Effect, Input, ModelRequest};
-use crate::message::{AgentMessage, AssistantMessage, Message};
+use crate::agent::{CallId, Change, Effect, Input, ModelRequest};
+use crate::compaction::prepare::projected_tokens;
+use crate::compaction::tokens::should_compact;
+use crate::event::CompactionReason;
+use crate::message::{AgentMessage, AssistantMessage};
 use crate::model::{Model, ThinkingLevel};
 use crate::session::entry::SessionEntry;
 
@@ -36,6 +39,29 @@ pub(super) struct RouteGate {
     /// The physical models routers sent requests to, each once: their limits apply to the
     /// responses.
     routed: Vec<Model>,
+    /// A routed request held back while the session compacts first, or the route its request,
+    /// made again, takes without asking the router again.
+    standing: Option<Standing>,
+}
+
+/// A route that stands while the session compacts before its request (Pi 1.5.2 compacts when
+/// a routed request exceeds the routed model's threshold, then prepares the request again: the
+/// router is not asked again).
+#[derive(Debug)]
+enum Standing {
+    /// The compaction runs; the request as first made waits.
+    Compacting {
+        call: CallId,
+        request: ModelRequest,
+        thinking_level: ThinkingLevel,
+        /// The agent cancelled the call meanwhile: it goes as first made, and is cancelled.
+        cancelled: bool,
+    },
+    /// The agent makes the request again from the compacted transcript; it goes to `model`.
+    Redo {
+        model: Model,
+        thinking_level: ThinkingLevel,
+    },
 }
 
 #[derive(Debug)]
@@ -53,6 +79,11 @@ struct Held {
 impl RouteGate {
     fn holds(&self, call: CallId) -> bool {
         self.held.iter().any(|h| h.call == call)
+    }
+
+    /// Whether `call` is the request held while the session compacts before it.
+    fn compacting(&self, call: CallId) -> bool {
+        matches!(&self.standing, Some(Standing::Compacting { call: c, .. }) if *c == call)
     }
 
     /// The model whose limits apply to `message` under the selection `selected` (Pi's
@@ -84,6 +115,19 @@ impl SessionMachine {
                 _ => None,
             };
             match effect {
+                Effect::CallModel { call, mut request }
+                    if is_virtual(&request.model)
+                        && matches!(self.route_gate.standing, Some(Standing::Redo { .. })) =>
+                {
+                    if let Some(Standing::Redo {
+                        model,
+                        thinking_level,
+                    }) = self.route_gate.standing.take()
+                    {
+                        request.model = model;
+                        out.extend(self.routed_call(call, request, thinking_level, false));
+                    }
+                }
                 Effect::CallModel { call, request } if is_virtual(&request.model) => {
                     let hook = self.agent.reserve_call();
                     let payload = HookPayload::RouteModel(self.route_question(&request, failed));
@@ -103,6 +147,13 @@ impl SessionMachine {
                 Effect::Cancel { call } if self.route_gate.holds(call) => {
                     for held in &mut self.route_gate.held {
                         held.cancelled |= held.call == call;
+                    }
+                }
+                Effect::Cancel { call } if self.route_gate.compacting(call) => {
+                    if let Some(Standing::Compacting { cancelled, .. }) =
+                        self.route_gate.standing.as_mut()
+                    {
+                        *cancelled = true;
                     }
                 }
                 other => out.push(other),
@@ -218,23 +269,18 @@ impl SessionMachine {
                     });
                     self.append_custom(VIRTUAL_MODEL_STATE_ENTRY, Some(data));
                 }
-                if !self
-                    .route_gate
-                    .routed
-                    .iter()
-                    .any(|m| m.provider == model.provider && m.id == model.id)
-                {
-                    self.route_gate.routed.push((*model).clone());
-                }
                 request.model = *model;
-                request.reasoning =
-                    (thinking_level != ThinkingLevel::Off).then_some(thinking_level);
-                self.agent.routed(thinking_level);
-                let effects = self.gate_provider_calls(vec![Effect::CallModel { call, request }]);
-                self.out.effects.extend(effects);
-                if cancelled {
-                    self.out.effects.push(Effect::Cancel { call });
+                if !cancelled && self.compacts_before(&request.model)? {
+                    self.route_gate.standing = Some(Standing::Compacting {
+                        call,
+                        request,
+                        thinking_level,
+                        cancelled: false,
+                    });
+                    return Ok(());
                 }
+                let effects = self.routed_call(call, request, thinking_level, cancelled);
+                self.out.effects.extend(effects);
                 Ok(())
             }
             RouteDecision::Failed { error } => {
@@ -243,21 +289,105 @@ impl SessionMachine {
         }
     }
 
+    /// The agent's request, routed to the physical model it now names at `thinking_level`:
+    /// the effects that send it (through the provider hooks), cancelled after if `cancelled`.
+    fn routed_call(
+        &mut self,
+        call: CallId,
+        mut request: ModelRequest,
+        thinking_level: ThinkingLevel,
+        cancelled: bool,
+    ) -> Vec<Effect> {
+        let model = &request.model;
+        if !self
+            .route_gate
+            .routed
+            .iter()
+            .any(|m| m.provider == model.provider && m.id == model.id)
+        {
+            self.route_gate.routed.push(model.clone());
+        }
+        request.reasoning = (thinking_level != ThinkingLevel::Off).then_some(thinking_level);
+        self.agent.routed(thinking_level);
+        let mut effects = self.gate_provider_calls(vec![Effect::CallModel { call, request }]);
+        if cancelled {
+            effects.push(Effect::Cancel { call });
+        }
+        effects
+    }
+
+    /// Whether the session compacts before a request routed to `model` (Pi 1.5.2's
+    /// `_exceedsCompactionThreshold` on the routed model): the projection as the request would
+    /// carry it exceeds that model's threshold. The compaction starts here; false when there
+    /// was nothing to compact, or another compaction is under way.
+    fn compacts_before(&mut self, model: &Model) -> Result<bool, SessionError> {
+        if self.compaction.is_some() || !self.failing.is_empty() || model.context_window == 0 {
+            return Ok(false);
+        }
+        let tokens = projected_tokens(
+            &self.tree.branch_path(None),
+            &self.tree.context().into_messages(),
+        );
+        if !should_compact(tokens, model.context_window, &self.compaction_settings) {
+            return Ok(false);
+        }
+        self.queue_compaction(CompactionReason::Threshold, false, None);
+        self.begin_compaction_calls()?;
+        Ok(self.compaction.is_some() || !self.failing.is_empty())
+    }
+
+    /// The compaction before a routed request has ended (its failure heard out): the agent
+    /// makes the request again from the transcript as it now is, and it goes where the router
+    /// sent it. A request cancelled meanwhile goes as it was, and is cancelled.
+    pub(super) fn release_routed_request(&mut self) -> Result<(), SessionError> {
+        if self.compaction.is_some() || !self.failing.is_empty() {
+            return Ok(());
+        }
+        if !matches!(self.route_gate.standing, Some(Standing::Compacting { .. })) {
+            if !self.agent.is_streaming() {
+                self.route_gate.standing = None;
+            }
+            return Ok(());
+        }
+        let Some(Standing::Compacting {
+            call,
+            request,
+            thinking_level,
+            cancelled,
+        }) = self.route_gate.standing.take()
+        else {
+            return Ok(());
+        };
+        if cancelled {
+            let effects = self.routed_call(call, request, thinking_level, true);
+            self.out.effects.extend(effects);
+            return Ok(());
+        }
+        self.route_gate.standing = Some(Standing::Redo {
+            model: request.model,
+            thinking_level,
+        });
+        self.agent_step(Input::Change(Change::RedoRequest))
+    }
+
     /// What the router of `request`'s virtual model is asked (Pi's `resolveModel` request):
-    /// the reason is `user` when a message the user wrote follows the last response.
+    /// the reason is `user` when a message the user wrote follows the last response. That is
+    /// read off the transcript as it is, not the request's converted messages: an extension's
+    /// message (a custom one, sent or from `before_agent_start`) is sent as a user message but
+    /// is not the user's.
     fn route_question(
         &self,
         request: &ModelRequest,
         failed: Option<AssistantMessage>,
     ) -> RouteQuestion {
-        let after_response = request
-            .messages
+        let transcript = self.agent.messages();
+        let after_response = transcript
             .iter()
-            .rposition(|m| matches!(m, Message::Assistant(_)))
+            .rposition(|m| matches!(m, AgentMessage::Assistant(_)))
             .map_or(0, |i| i + 1);
-        let user_turn = request.messages[after_response..]
+        let user_turn = transcript[after_response..]
             .iter()
-            .any(|m| matches!(m, Message::User(_)));
+            .any(|m| matches!(m, AgentMessage::User(_)));
         RouteQuestion {
             provider: request.model.provider.clone(),
             model_id: request.model.id.clone(),

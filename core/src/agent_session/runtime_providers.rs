@@ -1,5 +1,6 @@
 //! Providers registered or unregistered once the extensions have loaded (Pi 1.5.2's
-//! `pi.registerProvider`/`pi.unregisterProvider` from a handler, a command or a tool), as the
+//! `pi.registerProvider`/`pi.unregisterProvider`, and a `pi.registerVirtualModel`, which
+//! changes its provider's models, from a handler, a command or a tool), as the
 //! session holds them: each change's models as the front end's registry composed them when it
 //! applied it (recorded with the action, no key among them), and the current model refreshed
 //! from them as Pi's `_refreshCurrentModelFromRegistry` refreshes it (replaced, without an

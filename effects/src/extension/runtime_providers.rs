@@ -1,5 +1,6 @@
 //! The providers extensions register or unregister once they have loaded (Pi 1.5.2 applies
-//! `pi.registerProvider`/`pi.unregisterProvider` to its model runtime at once): the front end's
+//! `pi.registerProvider`/`pi.unregisterProvider`, and `pi.registerVirtualModel`, to its model
+//! runtime at once): the front end's
 //! model registry takes each change before the decision that carries it is recorded, and
 //! answers the provider's models as it composes them now, which the action then carries (the
 //! registration's config, keys and all, is never written). The session refreshes its model and
@@ -22,6 +23,9 @@ pub trait RuntimeProviders: Send + Sync {
     fn register(&self, registration: &Value) -> Result<ProviderModels, String>;
     /// Removes what extensions registered under `name`.
     fn unregister(&self, name: &str) -> ProviderModels;
+    /// Adds the virtual model `definition` describes (the extension host's plain data); an
+    /// invalid one changes nothing and gives Pi's error text.
+    fn register_virtual(&self, definition: &Value) -> Result<ProviderModels, String>;
 }
 
 /// Applies the provider changes `outcome`'s actions ask for to `providers`, filling in their
@@ -75,6 +79,17 @@ pub fn apply_one(
             (name.clone(), extension)
         }
         HookAction::UnregisterProvider { name, .. } => (name.clone(), "<unknown>".to_owned()),
+        HookAction::RegisterVirtualModel {
+            name, definition, ..
+        } => {
+            let extension = definition
+                .as_ref()
+                .and_then(|d| d.get("extensionPath"))
+                .and_then(Value::as_str)
+                .unwrap_or("<unknown>")
+                .to_owned();
+            (name.clone(), extension)
+        }
         _ => return Ok(()),
     };
     let Some(providers) = providers else {
@@ -98,6 +113,15 @@ pub fn apply_one(
         HookAction::UnregisterProvider {
             models, available, ..
         } => (models, available, Ok(providers.unregister(&name))),
+        HookAction::RegisterVirtualModel {
+            models,
+            available,
+            definition,
+            ..
+        } => {
+            let given = definition.clone().unwrap_or(Value::Null);
+            (models, available, providers.register_virtual(&given))
+        }
         _ => return Ok(()),
     };
     let (found, has_auth) = changed.map_err(|error| Refused { extension, error })?;

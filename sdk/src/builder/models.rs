@@ -11,7 +11,7 @@ use pi_effects::host::process_environment;
 use pi_effects::live::CallOptionsFor;
 use pi_effects::registry_files::{load_auth, load_models};
 use pi_effects::settings::Settings;
-use pi_providers::registry::{ModelRegistry, ProviderRegistration};
+use pi_providers::registry::{ModelRegistry, ProviderRegistration, VirtualModelDefinition};
 use pi_providers::retry::RetryClock;
 use pi_providers::{catalog, CallOptions};
 
@@ -20,9 +20,14 @@ use crate::Error;
 
 impl SessionBuilder {
     /// The agent dir's models.json over the built-ins, with the providers the extensions
-    /// register merged in, the Rust extensions' then the `typescript` ones (as Pi 1.5.2's
-    /// services register the loaded extensions' before the model is chosen).
-    pub(super) fn model_catalog(&self, typescript: &[ProviderRegistration]) -> ModelCatalog {
+    /// register merged in, the Rust extensions' then the `typescript` ones, then the virtual
+    /// models the `typescript` ones register (as Pi 1.5.2's runner registers the loaded
+    /// extensions' when it binds, before the model is chosen).
+    pub(super) fn model_catalog(
+        &self,
+        typescript: &[ProviderRegistration],
+        virtual_models: &[VirtualModelDefinition],
+    ) -> ModelCatalog {
         let mut registry = load_models(catalog::builtin(), &self.agent_dir.join("models.json"));
         let mut refused = Vec::new();
         for registration in self.extensions.providers().iter().chain(typescript) {
@@ -30,6 +35,14 @@ impl SessionBuilder {
                 refused.push(format!(
                     "Extension \"{}\" error: {message}",
                     registration.extension_path
+                ));
+            }
+        }
+        for definition in virtual_models {
+            if let Err(message) = registry.register_virtual_model(definition) {
+                refused.push(format!(
+                    "Extension \"{}\" error: {message}",
+                    definition.extension_path
                 ));
             }
         }

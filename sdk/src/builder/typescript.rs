@@ -11,7 +11,7 @@ use pi_effects::extension::sidecar::{
 };
 use pi_effects::extension::ExtensionRegistry;
 use pi_effects::settings::Settings;
-use pi_providers::registry::ProviderRegistration;
+use pi_providers::registry::{ProviderRegistration, VirtualModelDefinition};
 
 use super::SessionBuilder;
 use crate::Error;
@@ -145,5 +145,11 @@ impl Loaded {
     /// The model providers they registered (`pi.registerProvider`), in their order.
     pub(super) fn providers(&self) -> &[ProviderRegistration] {
         &self.registrations.providers
+    }
+
+    /// The virtual models they registered (`pi.registerVirtualModel`), in their order; their
+    /// routers run in the host, at the `route_model` point its hook extensions answer.
+    pub(super) fn virtual_models(&self) -> &[VirtualModelDefinition] {
+        &self.registrations.virtual_models
     }
 }

@@ -83,13 +83,14 @@ impl RustExtension for SidecarRouters {
 }
 
 /// The extension that runs the registered virtual models' routers in `host`, with `state`
-/// mirrored into what their context reads; none when no virtual model was registered.
+/// mirrored into what their context reads; none when no extension loaded (any loaded one may
+/// register a virtual model later, from a handler, a command or a tool).
 pub fn route_extension(
     registrations: &Registrations,
     host: &Arc<ExtensionHost>,
     state: &StateMirror,
 ) -> Option<Arc<dyn RustExtension>> {
-    if registrations.virtual_models.is_empty() {
+    if registrations.virtual_models.is_empty() && registrations.extensions.is_empty() {
         return None;
     }
     Some(Arc::new(SidecarRouters {
