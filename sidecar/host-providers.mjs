@@ -7,6 +7,7 @@
 import { current, plain, unsupported } from "./host-scope.mjs";
 import { catalog } from "./session-view.mjs";
 import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
+import { registerTypedProvider } from "./host-typed-models.mjs";
 
 /** Per provider changed after loading: its models and auth before the first change (what an
  * unregistration gives back), and the config registered since (a registration again merges
@@ -86,6 +87,7 @@ export function providerActions(act, { keepModel = false } = {}) {
       for (const [key, value] of Object.entries(config)) if (value !== undefined) merged[key] = value;
       replaceModels(name, composed(name, before.models, merged));
       before.config = merged;
+      registerTypedProvider(name, config);
       if (merged.apiKey !== undefined || merged.oauth) catalog.authProviders.add(name);
       refreshed();
       act(marked({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) }));
@@ -107,6 +109,7 @@ export function providerActions(act, { keepModel = false } = {}) {
       } else {
         catalog.models = catalog.models.filter((m) => m.provider !== name);
       }
+      registerTypedProvider(name, undefined);
       refreshed();
       act(marked({ action: "unregisterProvider", name }));
     },
