@@ -8,7 +8,7 @@ import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
 import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
 import { keepRouters } from "./host-routing.mjs";
-import { registerTypedProvider } from "./host-typed-models.mjs";
+import { registerTypedProvider, setBuiltinTypedModels } from "./host-typed-models.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -92,6 +92,7 @@ export async function init(request) {
   };
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
+  setBuiltinTypedModels(request.typedModels);
   loaded.providers = [];
   return registrations(result, request.flagValues);
 }

@@ -11,6 +11,14 @@ const TYPES = ["chat", "image", "classifier"];
 /** Per provider registered with a config, in registration order: the config in force. */
 const registered = new Map();
 
+/** The built-in providers' typed models (the harness's catalog data), in their order. */
+let builtin = [];
+
+/** Takes the built-in typed models the harness gives with `init`. */
+export function setBuiltinTypedModels(models) {
+  builtin = Array.isArray(models) ? models : [];
+}
+
 /** Takes `config` as the provider's registration, its defined fields over those registered
  * before (as the runtime merges a registration again); `undefined` forgets the provider. */
 export function registerTypedProvider(name, config) {
@@ -38,18 +46,38 @@ function typedModel(name, config, definition) {
   return model;
 }
 
+/** The typed models a registered provider's config defines. */
+function registeredModels(name, config) {
+  const models = [];
+  for (const definition of config.models ?? []) {
+    if (typeOf(definition) === "chat" || !TYPES.includes(typeOf(definition))) continue;
+    try {
+      models.push(typedModel(name, config, definition));
+    } catch {
+      // Pi refuses the registration; the harness reports it with the chat models' checks.
+    }
+  }
+  return models;
+}
+
+/** Every typed model (of `provider` when given) in Pi's provider order: the built-in
+ * providers' (a registration with models replacing a provider's, one with a baseUrl moving
+ * them), then the other registered providers'. */
 function typedModels(provider) {
   const models = [];
-  for (const [name, config] of registered) {
-    if (provider !== undefined && name !== provider) continue;
-    for (const definition of config.models ?? []) {
-      if (typeOf(definition) === "chat" || !TYPES.includes(typeOf(definition))) continue;
-      try {
-        models.push(typedModel(name, config, definition));
-      } catch {
-        // Pi refuses the registration; the harness reports it with the chat models' checks.
-      }
+  const placed = new Set();
+  for (const model of builtin) {
+    if (provider !== undefined && model.provider !== provider) continue;
+    const config = registered.get(model.provider);
+    if (config?.models) {
+      if (!placed.has(model.provider)) models.push(...registeredModels(model.provider, config));
+    } else {
+      models.push({ ...structuredClone(model), ...(config?.baseUrl ? { baseUrl: config.baseUrl } : {}) });
     }
+    placed.add(model.provider);
+  }
+  for (const [name, config] of registered) {
+    if ((provider === undefined || name === provider) && !placed.has(name)) models.push(...registeredModels(name, config));
   }
   return models;
 }
@@ -100,7 +128,11 @@ function apiKeyOf(config) {
 /** Pi's `prepareRequest` for a typed model: its provider's registration, the key and headers. */
 function prepared(model, options) {
   const config = registered.get(model.provider);
-  if (!config) throw new Error(`Unknown provider: ${model.provider}`);
+  if (!config) {
+    // A built-in provider's own classifier or image API over HTTP: not run by this harness
+    // (said, never answered as if the provider had none).
+    throw new Error(`${model.provider}'s own "${model.api}" API is not supported by this harness's extension host yet`);
+  }
   const definition = (config.models ?? []).find((d) => d.id === model.id);
   const headers = config.headers || definition?.headers ? { ...config.headers, ...definition?.headers } : undefined;
   return { config, options: { ...options, apiKey: options?.apiKey ?? apiKeyOf(config), headers, env: options?.env } };
