@@ -276,3 +276,51 @@ fn a_scripts_classify_runs_in_the_host_and_replays_without_node() {
 
     assert_replays_without_node(&env, &cassette, &recorded);
 }
+
+/// A script's `models.generateImages` runs the image implementation an extension's provider
+/// registered (case `codemode_models_images`): images it leaves unshown bring Pi's note, one
+/// it shows is part of the output; the calls replay without Node.
+#[test]
+fn a_scripts_generated_images_are_noted_or_shown_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let generate = "const m = await models.getModelOfType(\"image\", \"typed\", \"typed-img\");\n\
+        const r = await models.generateImages(m, { input: [{ type: \"text\", text: \"a cat\" }] });\n";
+    let call = |id: &str, rest: &str| {
+        json!({"tool_calls": [{"id": id, "name": "codemode",
+            "arguments": json!({"code": format!("{generate}{rest}")}).to_string()}]})
+    };
+    let mock = MockLlm::start(&json!([
+        call("i1", "return r.output.length;"),
+        call("i2", "image(r.output[0]);\nreturn \"shown\";"),
+        {"text": ["Done."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("images.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/codemode_models_images/extension.ts");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        &extension,
+        "Paint.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+    let note = "Note: models.generateImages() returned 2 images that the script did not show.";
+    let hidden = result_text(&events, "i1");
+    assert!(hidden.contains(note), "{hidden}");
+    let shown = result_text(&events, "i2");
+    assert!(!shown.contains("Note:"), "{shown}");
+    assert!(shown.contains("[Image saved to "), "{shown}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
