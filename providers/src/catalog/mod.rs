@@ -196,7 +196,10 @@ mod tests {
                 matches!(model["type"].as_str(), Some("classifier" | "image")),
                 "{model}"
             );
-            assert!(model["provider"].is_string() && model["api"].is_string(), "{model}");
+            assert!(
+                model["provider"].is_string() && model["api"].is_string(),
+                "{model}"
+            );
         }
     }
 
