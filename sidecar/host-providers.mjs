@@ -50,12 +50,13 @@ function refreshModel() {
   if (found) state.model = structuredClone(found);
 }
 
-/** The provider's models once `config` is applied over `base` (Pi's composer: a config with
- * models gives those, each filled in from the config's api and baseUrl, else from the
- * provider's model of the same id; one without only moves the models to its baseUrl). */
+/** The provider's chat models once `config` is applied over `base` (Pi's composer: a config
+ * with models gives those, each filled in from the config's api and baseUrl, else from the
+ * provider's model of the same id; one without only moves the models to its baseUrl). Its
+ * models of other types are `host-typed-models.mjs`'s, out of the chat catalog. */
 function composed(name, base, config) {
   if (!config.models) return config.baseUrl ? base.map((m) => ({ ...m, baseUrl: config.baseUrl })) : base;
-  return config.models.map((definition) => {
+  return config.models.filter((definition) => (definition?.type ?? "chat") === "chat").map((definition) => {
     const defaults = base.find((m) => m.id === definition.id) ?? base[0];
     const api = definition.api ?? config.api ?? defaults?.api;
     if (!api) throw new Error(`Provider ${name}, model ${definition.id}: no "api" specified. Set it at model level or provider level.`);
