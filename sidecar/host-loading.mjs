@@ -8,7 +8,7 @@ import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
 import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
 import { keepRouters } from "./host-routing.mjs";
-import { registerTypedProvider, setBuiltinTypedModels } from "./host-typed-models.mjs";
+import { keepTypedAsLoaded, registerTypedProvider, setBuiltinTypedModels } from "./host-typed-models.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -223,6 +223,7 @@ function registrations(result, flagValues) {
   const flags = flagList(result);
   setFlagValues(result, flags, flagValues ?? {});
   for (const { name, config } of result.runtime.pendingProviderRegistrations) registerTypedProvider(name, config);
+  keepTypedAsLoaded();
   // Pi registers the providers given by name, then those given as provider objects.
   const providers = [
     ...loaded.providers,

@@ -7,7 +7,7 @@
 import { current, plain, unsupported } from "./host-scope.mjs";
 import { catalog } from "./session-view.mjs";
 import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
-import { registerTypedProvider } from "./host-typed-models.mjs";
+import { forgetTypedChanges, registerTypedProvider } from "./host-typed-models.mjs";
 
 /** Per provider changed after loading: its models and auth before the first change (what an
  * unregistration gives back), and the config registered since (a registration again merges
@@ -29,6 +29,7 @@ function remember(name) {
  * Pi builds the new one's model runtime afresh). */
 export function forgetProviderChanges() {
   changed.clear();
+  forgetTypedChanges();
 }
 
 /** Puts `models` where the provider's models were in the catalog (at the end for a new one). */

@@ -11,6 +11,21 @@ const TYPES = ["chat", "image", "classifier"];
 /** Per provider registered with a config, in registration order: the config in force. */
 const registered = new Map();
 
+/** The registrations made while loading, which a new session's registry starts from. */
+let asLoaded = new Map();
+
+/** Keeps the registrations so far as those made while loading. */
+export function keepTypedAsLoaded() {
+  asLoaded = new Map(registered);
+}
+
+/** Forgets the registrations made after loading: a new session's registry is built afresh
+ * from the loaded ones, as Pi builds its model runtime. */
+export function forgetTypedChanges() {
+  registered.clear();
+  for (const [name, config] of asLoaded) registered.set(name, config);
+}
+
 /** The built-in providers' typed models (the harness's catalog data), in their order. */
 let builtin = [];
 
