@@ -222,8 +222,11 @@ function registrations(result, flagValues) {
     .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
   const flags = flagList(result);
   setFlagValues(result, flags, flagValues ?? {});
-  for (const { name, config } of result.runtime.pendingProviderRegistrations) registerTypedProvider(name, config);
-  keepTypedAsLoaded();
+  // The classifier and image providers loading registered, which a new session starts from (a
+  // load again for a replacing session registers none: its providers stay those of the start).
+  const pending = result.runtime.pendingProviderRegistrations;
+  for (const { name, config } of pending) registerTypedProvider(name, config);
+  if (pending.length > 0) keepTypedAsLoaded();
   // Pi registers the providers given by name, then those given as provider objects.
   const providers = [
     ...loaded.providers,
