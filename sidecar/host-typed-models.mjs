@@ -1,6 +1,7 @@
-// Pi 1.5's models beside the language models: the classifier and image models the extensions'
-// providers register, with the implementations of their APIs those providers give
-// (`classifiers`, `images`), which codemode's `models.*` reaches through `ctx.modelRegistry`.
+// Pi 1.5's models beside the language models: the classifier and image models (the built-in
+// ones the harness gives with `init`, and those the extensions' providers register), with the
+// implementations of their APIs those providers give (`classifiers`, `images`), which
+// codemode's `models.*` reaches through `ctx.modelRegistry`.
 // The harness's catalog holds the chat models only (Pi keeps the others out of every chat
 // list), so the typed ones stay here, where their implementations run; a script's call is part of
 // the codemode call the session records, so a replay needs none of this.
