@@ -8,6 +8,7 @@ import { loaded, plain, tools } from "./host-scope.mjs";
 import { catalog, modelRegistry, projections, sessionManager } from "./session-view.mjs";
 import { learnBuiltinOutputSchemas } from "./host-loadout.mjs";
 import { keepRouters, virtualModelData } from "./host-routing.mjs";
+import { keepTypedAsLoaded, registerTypedProvider, setBuiltinTypedModels } from "./host-typed-models.mjs";
 
 const PACKAGE = "@earendil-works/pi-coding-agent";
 const MIN_NODE = [22, 19];
@@ -91,6 +92,7 @@ export async function init(request) {
   };
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
+  setBuiltinTypedModels(request.typedModels);
   loaded.providers = [];
   return registrations(result, request.flagValues);
 }
@@ -220,6 +222,11 @@ function registrations(result, flagValues) {
     .map((c) => plain({ name: c.invocationName, description: c.description, source: "extension", sourceInfo: c.sourceInfo }));
   const flags = flagList(result);
   setFlagValues(result, flags, flagValues ?? {});
+  // The classifier and image providers loading registered, which a new session starts from (a
+  // load again for a replacing session registers none: its providers stay those of the start).
+  const pending = result.runtime.pendingProviderRegistrations;
+  for (const { name, config } of pending) registerTypedProvider(name, config);
+  if (pending.length > 0) keepTypedAsLoaded();
   // Pi registers the providers given by name, then those given as provider objects.
   const providers = [
     ...loaded.providers,

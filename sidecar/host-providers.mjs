@@ -9,6 +9,7 @@ import { current, plain, unsupported } from "./host-scope.mjs";
 import { catalog } from "./session-view.mjs";
 import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
 import { registerLaterVirtualModel } from "./host-routing.mjs";
+import { forgetTypedChanges, registerTypedProvider } from "./host-typed-models.mjs";
 
 /** Per provider changed after loading: its models and auth before the first change (what an
  * unregistration gives back), and the config registered since (a registration again merges
@@ -30,6 +31,7 @@ function remember(name) {
  * Pi builds the new one's model runtime afresh). */
 export function forgetProviderChanges() {
   changed.clear();
+  forgetTypedChanges();
 }
 
 /** Puts `models` where the provider's models were in the catalog (at the end for a new one). */
@@ -51,12 +53,13 @@ function refreshModel() {
   if (found) state.model = structuredClone(found);
 }
 
-/** The provider's models once `config` is applied over `base` (Pi's composer: a config with
- * models gives those, each filled in from the config's api and baseUrl, else from the
- * provider's model of the same id; one without only moves the models to its baseUrl). */
+/** The provider's chat models once `config` is applied over `base` (Pi's composer: a config
+ * with models gives those, each filled in from the config's api and baseUrl, else from the
+ * provider's model of the same id; one without only moves the models to its baseUrl). Its
+ * models of other types are `host-typed-models.mjs`'s, out of the chat catalog. */
 function composed(name, base, config) {
   if (!config.models) return config.baseUrl ? base.map((m) => ({ ...m, baseUrl: config.baseUrl })) : base;
-  return config.models.map((definition) => {
+  return config.models.filter((definition) => (definition?.type ?? "chat") === "chat").map((definition) => {
     const defaults = base.find((m) => m.id === definition.id) ?? base[0];
     const api = definition.api ?? config.api ?? defaults?.api;
     if (!api) throw new Error(`Provider ${name}, model ${definition.id}: no "api" specified. Set it at model level or provider level.`);
@@ -88,6 +91,7 @@ export function providerActions(act, { keepModel = false } = {}) {
       for (const [key, value] of Object.entries(config)) if (value !== undefined) merged[key] = value;
       replaceModels(name, composed(name, before.models, merged));
       before.config = merged;
+      registerTypedProvider(name, config);
       if (merged.apiKey !== undefined || merged.oauth) catalog.authProviders.add(name);
       refreshed();
       act(marked({ action: "registerProvider", name, registration: providerRegistration({ name, config, extensionPath }) }));
@@ -109,6 +113,7 @@ export function providerActions(act, { keepModel = false } = {}) {
       } else {
         catalog.models = catalog.models.filter((m) => m.provider !== name);
       }
+      registerTypedProvider(name, undefined);
       refreshed();
       act(marked({ action: "unregisterProvider", name }));
     },

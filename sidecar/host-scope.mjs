@@ -25,6 +25,11 @@ export function plain(value) {
 
 export const current = new AsyncLocalStorage();
 
+/** The run's chat models and the providers with auth, as the harness gave them. */
+export const catalog = { models: [], authProviders: new Set() };
+
+export const hasAuth = (provider) => catalog.authProviders.has(provider);
+
 /** The event being handled: its state mirror, the actions and errors collected so far, and (for
  * an event) the controller of its abort signal. */
 export function scope() {

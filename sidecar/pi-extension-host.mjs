@@ -7,13 +7,14 @@
 //
 // Requests (harness -> host), each with a numeric `id`:
 //   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues",
-//    "models"?, "authProviders"?} -> the
+//    "models"?, "authProviders"?, "typedModels"?} -> the
 //       registrations (tools, commands, flags, providers, MCP servers), and for each extension that loaded
 //       (in load order) its path and the events it handles; `flagValues` ({name: true or a
 //       string}, the command line's `--name [value]`) set the registered flags `pi.getFlag`
 //       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
 //       configured, never a key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
-//       may set a model
+//       may set a model; `typedModels` (the built-in classifier and image models) its reads
+//       of the other model types
 //   {"id", "type": "project_trust", "cwd", "mode"} -> {decision: {trusted, remember} or null,
 //       errors: [{path, error}]}: Pi's `project_trust` event asked of the extensions `init`
 //       loaded (those loaded before trust is decided), their context without a UI in `mode`

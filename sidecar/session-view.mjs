@@ -9,7 +9,8 @@
 // taken as it arrives, its entries the first `session.entryCount` kept, so events in flight at
 // once (parallel tool calls) each keep their own.
 
-import { loaded, scope, unsupported } from "./host-scope.mjs";
+import { catalog, hasAuth, loaded, scope, unsupported } from "./host-scope.mjs";
+import * as typed from "./host-typed-models.mjs";
 
 
 const mirror = { state: {}, entries: [] };
@@ -183,10 +184,7 @@ export const sessionManager = {
   },
 };
 
-/** The run's models and the providers with auth, as `init` gave them. */
-export const catalog = { models: [], authProviders: new Set() };
-
-export const hasAuth = (provider) => catalog.authProviders.has(provider);
+export { catalog, hasAuth };
 
 /** The model registry's reads (Pi's `ModelRegistry`), answered from the catalog `init` gave;
  * it registers nothing (the providers the extensions registered while loading went to the
@@ -205,14 +203,14 @@ const registryReads = {
   // by this harness: said, never ignored.
   registerVirtualModel: unsupported("ctx.modelRegistry.registerVirtualModel"),
   unregisterVirtualModel: unsupported("ctx.modelRegistry.unregisterVirtualModel"),
-  // Pi 1.5's models beside the language models (classifiers, image models), which codemode's
-  // `models.*` reaches: not in this harness's catalog, so said, never answered as none.
-  ...Object.fromEntries(
-    ["getModelsOfType", "getAvailableOfType", "getModelOfType", "classify", "generateImages"].map((name) => [
-      name,
-      unsupported(`ctx.modelRegistry.${name}`),
-    ]),
-  ),
+  // Pi 1.5's models of every type (classifiers, image models beside the chat models), which
+  // codemode's `models.*` reaches.
+  getModelsOfType: typed.getModelsOfType,
+  getAvailableOfType: typed.getAvailableOfType,
+  getModelOfType: typed.getModelOfType,
+  findOfType: typed.getModelOfType,
+  classify: typed.classify,
+  generateImages: typed.generateImages,
 };
 /** The fields of a model the harness applies (a replay needs no catalog to find the rest). */
 export const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];

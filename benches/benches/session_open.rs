@@ -65,6 +65,7 @@ fn write_session(path: &Path, entries: usize) {
                 tool_name: "read".into(),
                 content: vec![ContentBlock::text(format!("{}\n", words(i, 1400)))],
                 details: None,
+                usage: None,
                 is_error: false,
                 duration_ms: None,
                 timestamp: now,

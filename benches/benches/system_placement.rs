@@ -55,6 +55,7 @@ fn transcript(exchanges: usize) -> Vec<AgentMessage> {
             tool_name: "echo".into(),
             content: vec![ContentBlock::text(text.clone())],
             details: None,
+            usage: None,
             is_error: false,
             duration_ms: None,
             timestamp: 1,

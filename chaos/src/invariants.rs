@@ -419,6 +419,7 @@ mod tests {
             tool_name: "read".into(),
             content: vec![ContentBlock::text("ok")],
             details: None,
+            usage: None,
             is_error: false,
             duration_ms: None,
             timestamp: 0,

@@ -339,6 +339,9 @@ json_object! {
         pub tool_name: String = "toolName" (req),
         pub content: Vec<ContentBlock> = "content" (req),
         pub details: Option<Value> = "details" (opt),
+        /// Pi 1.5: the usage of the model calls the tool made (codemode's `models.*`, the
+        /// nested calls' turns), written after `details` as Pi's message holds its place.
+        pub usage: Option<Value> = "usage" (opt),
         pub is_error: bool = "isError" (req),
         /// Pi 1.5: how long the tool ran, in ms (absent for a call that never ran, e.g. one
         /// that failed validation). Here the difference of the times the loop was given.

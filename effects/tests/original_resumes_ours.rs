@@ -84,6 +84,7 @@ fn write_ours(path: &Path) -> String {
                 tool_name: "read".into(),
                 content: vec![ContentBlock::text("hi from our file\n")],
                 details: None,
+                usage: None,
                 is_error: false,
                 duration_ms: None,
                 timestamp: T0 + 4,

@@ -176,6 +176,7 @@ pub fn transform_messages<'a>(
                 tool_name: name,
                 content: vec![ContentBlock::text("No result provided")],
                 details: None,
+                usage: None,
                 is_error: true,
                 duration_ms: None,
                 timestamp: now,

@@ -96,7 +96,7 @@ pub fn session_stats<I: Interpreter>(session: &AgentSession<I>) -> Value {
                     add(&assistant.usage);
                 }
                 AgentMessage::ToolResult(result) => {
-                    summary_usage(result.extra.get("usage"))
+                    summary_usage(result.usage.as_ref())
                         .iter()
                         .for_each(&mut add);
                 }

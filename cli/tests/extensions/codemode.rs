@@ -19,7 +19,7 @@ fn extension() -> std::path::PathBuf {
 }
 
 /// A script that calls a built-in and the extension's tool and stores what they gave, one that
-/// loads it back, and one that asks for a classifier model.
+/// loads it back, and one that lists the classifier models.
 fn script() -> Value {
     let code = |id: &str, code: &str| {
         json!({"tool_calls": [{"id": id, "name": "codemode",
@@ -107,14 +107,10 @@ fn codemode_scripts_run_in_the_host_and_replay_without_node() {
         "{second}"
     );
 
-    // The models beside the language models are not in this harness's catalog: a script
-    // asking for them fails saying so, never answered as if there were none.
+    // The models beside the language models: the built-in classifiers among them.
     let third = result_text(&events, "s3");
-    assert!(third.starts_with("Script failed\n"), "{third}");
-    assert!(
-        third.contains("ctx.modelRegistry.getModelsOfType is not supported by this harness"),
-        "{third}"
-    );
+    assert!(third.starts_with("Script completed\n"), "{third}");
+    assert!(third.contains("\"id\":\"gpt-6-luna\""), "{third}");
 
     // The loadout's descriptions reached the request: codemode's own, and the script call of
     // each declared tool it can call.
@@ -228,4 +224,103 @@ fn a_planted_builtins_folder_is_not_loaded_from() {
         std::fs::read_to_string(planted.join("codemode.mjs")).unwrap(),
         evil
     );
+}
+
+/// A script's `models.classify` runs the classifier an extension's provider registered (case
+/// `codemode_models_classify`), in the host, its usage carried on the call's result message;
+/// the answer is part of the codemode call the session records, so a replay without Node gives
+/// it back, usage and all.
+#[test]
+fn a_scripts_classify_runs_in_the_host_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let code = "const m = await models.getModelOfType(\"classifier\", \"typed\", \"typed-cls\");\n\
+        const r = await models.classify(m, { state: {}, questions: { q: { type: \"bool\", \
+        instructions: \"x\", criteria: { true: \"t\", false: \"f\" } } } });\n\
+        return r.answers;";
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "k1", "name": "codemode",
+            "arguments": json!({"code": code}).to_string()}]},
+        {"text": ["Done."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("classify.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/codemode_models_classify/extension.ts");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        &extension,
+        "Classify.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+    let text = result_text(&events, "k1");
+    assert!(text.starts_with("Script completed\n"), "{text}");
+    assert!(text.ends_with("{\"q\":{\"label\":\"yes\"}}"), "{text}");
+    let message = events
+        .iter()
+        .find(|e| e["type"] == "message_end" && e["message"]["role"] == "toolResult")
+        .map(|e| &e["message"])
+        .unwrap();
+    assert_eq!(message["usage"]["input"], 10, "{message}");
+    assert_eq!(message["usage"]["cost"]["total"], 0.25, "{message}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// A script's `models.generateImages` runs the image implementation an extension's provider
+/// registered (case `codemode_models_images`): images it leaves unshown bring Pi's note, one
+/// it shows is part of the output; the calls replay without Node.
+#[test]
+fn a_scripts_generated_images_are_noted_or_shown_and_replay_without_node() {
+    let Some(path) = node_path() else { return };
+    let generate = "const m = await models.getModelOfType(\"image\", \"typed\", \"typed-img\");\n\
+        const r = await models.generateImages(m, { input: [{ type: \"text\", text: \"a cat\" }] });\n";
+    let call = |id: &str, rest: &str| {
+        json!({"tool_calls": [{"id": id, "name": "codemode",
+            "arguments": json!({"code": format!("{generate}{rest}")}).to_string()}]})
+    };
+    let mock = MockLlm::start(&json!([
+        call("i1", "return r.output.length;"),
+        call("i2", "image(r.output[0]);\nreturn \"shown\";"),
+        {"text": ["Done."]},
+    ]));
+    let env = Env::new(&mock);
+    let cassette = env.path("images.jsonl");
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/extensions/codemode_models_images/extension.ts");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        &extension,
+        "Paint.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+    let note = "Note: models.generateImages() returned 2 images that the script did not show.";
+    let hidden = result_text(&events, "i1");
+    assert!(hidden.contains(note), "{hidden}");
+    let shown = result_text(&events, "i2");
+    assert!(!shown.contains("Note:"), "{shown}");
+    assert!(shown.contains("[Image saved to "), "{shown}");
+
+    assert_replays_without_node(&env, &cassette, &recorded);
 }

@@ -610,20 +610,25 @@ impl ToolBatch {
             tool_name: call.name.clone(),
             content: result.content,
             details: result.details,
+            usage: None,
             is_error,
             duration_ms,
             timestamp: now,
             extra: Default::default(),
         };
-        // Pi 1.5 puts the record of the calls the tool made, and their usage, on the message
-        // as it starts.
-        let (calls, usage) = self.nested.take_record(index);
+        // Pi 1.5 carries the usage the tool reports (codemode's `models.*` calls) on the
+        // message, then adds the record of the calls the tool made, and their usage, as it
+        // starts.
+        let own = result.extra.get("usage").filter(|u| !u.is_null()).cloned();
+        let (calls, nested) = self.nested.take_record(index);
         if let Some(calls) = calls {
             message.extra.insert("nestedCalls".into(), calls);
         }
-        if let Some(usage) = usage {
-            message.extra.insert("usage".into(), usage);
-        }
+        let usage = match (own, nested) {
+            (Some(own), Some(nested)) => Some(crate::cost::combine_usage(&own, &nested)),
+            (own, nested) => own.or(nested),
+        };
+        message.usage = usage;
         message
     }
 }

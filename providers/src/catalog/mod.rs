@@ -1,6 +1,7 @@
 //! The built-in model catalog: every provider and model Pi 1.5.2's pi-ai ships, and the model
 //! each provider starts with, as data (`models.json` and `default_models.json`, generated from
-//! the original by `scripts/gen-model-catalog.mjs` and `scripts/gen-default-models.mjs`).
+//! the original by `scripts/gen-model-catalog.mjs` and `scripts/gen-default-models.mjs`), and
+//! its models of other types than chat (`typed_models.json`, from the first script).
 
 use std::marker::PhantomData;
 use std::sync::OnceLock;
@@ -22,6 +23,17 @@ const DEFAULTS: &str = include_str!("default_models.json");
 pub fn builtin() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| Catalog::parse(DATA).unwrap_or_default())
+}
+
+const TYPED: &str = include_str!("typed_models.json");
+
+/// The built-in models of other types than chat (classifiers, image models) as Pi's objects, in
+/// its providers' order: no chat list holds them (they are not [`Model`]s); the extension host
+/// answers codemode's `models.*` reads with them. Empty if the data were broken, which the
+/// tests forbid.
+pub fn builtin_typed() -> &'static [serde_json::Value] {
+    static TYPED_MODELS: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    TYPED_MODELS.get_or_init(|| serde_json::from_str(TYPED).unwrap_or_default())
 }
 
 /// Pi's `defaultModelPerProvider`: `(provider, model id)` pairs in its order (empty if the data
@@ -172,6 +184,23 @@ mod tests {
             assert!(catalog.get_model(provider, id).is_some(), "{provider}/{id}");
         }
         assert_eq!(default_model("anthropic"), Some("claude-opus-5-5"));
+    }
+
+    #[test]
+    fn the_typed_models_read_and_none_is_a_chat_model() {
+        let typed: Vec<Value> = serde_json::from_str(TYPED).unwrap();
+        assert!(typed.len() > 100, "{}", typed.len());
+        assert_eq!(builtin_typed().len(), typed.len());
+        for model in builtin_typed() {
+            assert!(
+                matches!(model["type"].as_str(), Some("classifier" | "image")),
+                "{model}"
+            );
+            assert!(
+                model["provider"].is_string() && model["api"].is_string(),
+                "{model}"
+            );
+        }
     }
 
     #[test]

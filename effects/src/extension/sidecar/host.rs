@@ -266,7 +266,8 @@ impl ExtensionHost {
             json!({"type": "init", "paths": paths, "cwd": cwd, "projectTrusted": project_trusted,
                 "standIn": host.stand_in.path(), "builtinsFolder": builtins_folder(host.stand_in.path()),
                 "flagValues": super::flags::flag_values(flags),
-                "models": models.models, "authProviders": models.auth_providers}),
+                "models": models.models, "authProviders": models.auth_providers,
+                "typedModels": pi_providers::catalog::builtin_typed()}),
             Waiter::Thread(sender),
         );
         let id = match sent {

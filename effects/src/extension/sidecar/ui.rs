@@ -24,6 +24,10 @@ const MODULES: &[(&str, &str)] = &[
         include_str!("../../../../sidecar/host-scope.mjs"),
     ),
     (
+        "./host-typed-models.mjs",
+        include_str!("../../../../sidecar/host-typed-models.mjs"),
+    ),
+    (
         "./host-loadout.mjs",
         include_str!("../../../../sidecar/host-loadout.mjs"),
     ),
