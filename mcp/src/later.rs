@@ -5,7 +5,8 @@
 //! registered again with another configuration, closing their connections. A reload tells it
 //! the new load's servers, so those of the load before are withdrawn as Pi's rebuilt extension
 //! drops them. When neither codemode nor `tool_search` reaches the servers' tools, it gives
-//! Pi's warning that they cannot be called, once a session, as a notice on the run's UI.
+//! Pi's warning that they cannot be called, once a session and again after a reload (Pi's
+//! rebuilt extension forgets it gave it), as a notice on the run's UI.
 //!
 //! The handler's decision carries what the session needs, so a replay connects nothing: the
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
@@ -234,6 +235,12 @@ impl Later {
     pub fn on_notices(&self, sink: NoticeSink, warned: bool) {
         *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
         self.warned_unreachable.store(warned, Ordering::SeqCst);
+    }
+
+    /// A reload rebuilt Pi's MCP extension, which gives its warning that MCP tools cannot be
+    /// called again when the new load's servers' tools are unreachable too.
+    pub fn reloaded(&self) {
+        self.warned_unreachable.store(false, Ordering::SeqCst);
     }
 
     /// Pi's warning that MCP tools cannot be called, unless it was given in the session.
