@@ -146,4 +146,14 @@ impl Loaded {
     pub(super) fn providers(&self) -> &[ProviderRegistration] {
         &self.registrations.providers
     }
+
+    /// The MCP servers they registered while loading (name and configuration), in their
+    /// order.
+    pub(super) fn mcp_servers(&self) -> Vec<(String, serde_json::Value)> {
+        self.registrations
+            .mcp_servers
+            .iter()
+            .map(|server| (server.name.clone(), server.config.clone()))
+            .collect()
+    }
 }
