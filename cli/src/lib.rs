@@ -332,6 +332,7 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         runtime.mcp_servers = std::mem::take(&mut servers.listed);
         runtime.mcp_section = servers.section.take();
         runtime.mcp_later_section = servers.later_section.take();
+        runtime.mcp_warning = servers.warning.take();
         if let Some(background) = &servers.background {
             // Pi's MCP extension waits for them in its `tool_call` handler, and registers
             // each one's tools as it connects, before any handler can look.

@@ -8,9 +8,9 @@
 //! as Pi's `ensureDiscoveryActive` does); the servers without `direct` tools connect in the
 //! background and reach the session when a `tool_search` waits for them
 //! (`pi_mcp::background`); the servers whose tools are reached indirectly are listed in the
-//! system prompt's `mcp_servers` section. What needs the user is one notice on stderr (after
-//! Pi's warning that indirect tools cannot be called when neither codemode nor `tool_search` is
-//! active); the run goes on.
+//! system prompt's `mcp_servers` section. What needs the user is one notice on stderr; Pi's
+//! warning that indirect tools cannot be called when neither codemode nor `tool_search` is
+//! active is a notice on RPC mode's UI (print mode shows none, as Pi's); the run goes on.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -173,12 +173,10 @@ pub async fn start_reporting(
 }
 
 /// Says on stderr what of `servers` needs the user, and, once the background servers have
-/// settled, which of them failed (once; nothing when the run ends first).
+/// settled, which of them failed (once; nothing when the run ends first). Pi's warning that
+/// their tools cannot be called stays in `warning`, for RPC mode's UI to show.
 fn report(mut servers: Servers) -> Servers {
-    if let Some(warning) = servers.warning.take() {
-        eprintln!("{warning}");
-        servers.warned = true;
-    }
+    servers.warned = servers.warning.is_some();
     if let Some(notice) = servers.notice.take() {
         eprintln!("{notice}");
     }

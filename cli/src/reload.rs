@@ -88,6 +88,9 @@ pub(crate) fn reload<I: Interpreter>(
     }
     // Pi's MCP extension, rebuilt with the runtime, follows the new load's servers alone.
     let follows_servers = runtime.mcp_later.is_some();
+    if let Some(later) = &runtime.mcp_later {
+        later.reloaded();
+    }
     let mut extensions = runtime.extensions.reloaded(
         |extension| extension.mirror().is_some_and(|mirror| mirror.same(state)),
         loaded,

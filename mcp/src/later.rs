@@ -5,7 +5,8 @@
 //! registered again with another configuration, closing their connections. A reload tells it
 //! the new load's servers, so those of the load before are withdrawn as Pi's rebuilt extension
 //! drops them. When neither codemode nor `tool_search` reaches the servers' tools, it gives
-//! Pi's warning that they cannot be called, once a session, as a notice on the run's UI.
+//! Pi's warning that they cannot be called, once a session and again after a reload (Pi's
+//! rebuilt extension forgets it gave it), as a notice on the run's UI.
 //!
 //! The handler's decision carries what the session needs, so a replay connects nothing: the
 //! added servers' `direct` tools as one `registerTools` action (active from the next request
@@ -91,6 +92,9 @@ pub struct Later {
     /// Whether Pi's warning that MCP tools cannot be called was given in the session (once a
     /// session, the start's included).
     warned_unreachable: AtomicBool,
+    /// The servers extensions registered while loading that no start connected (name and
+    /// configuration), connected when the session starts (see [`Later::connecting_at_start`]).
+    at_start: Mutex<Option<Vec<(String, Value)>>>,
 }
 
 /// What shows a notice (its message, and its kind: Pi's `notifyType`).
@@ -146,8 +150,20 @@ impl Later {
             credentials: Mutex::new(None),
             notices: Mutex::new(None),
             warned_unreachable: AtomicBool::new(false),
+            at_start: Mutex::new(None),
         }
         .with_start_section()
+    }
+
+    /// The handler that connects `servers` (name and configuration; registered while loading
+    /// where no start connected them, as through the SDK) when the session starts, as Pi's MCP
+    /// extension connects the registered servers in its `session_start` handler: its decision
+    /// there carries their tools, so a replay connects nothing.
+    pub fn connecting_at_start(self, servers: Vec<(String, Value)>) -> Later {
+        if !servers.is_empty() {
+            *self.at_start.lock().unwrap_or_else(PoisonError::into_inner) = Some(servers);
+        }
+        self
     }
 
     /// The handler with the section the start's servers make as the one the session knows.
@@ -234,6 +250,12 @@ impl Later {
     pub fn on_notices(&self, sink: NoticeSink, warned: bool) {
         *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = Some(sink);
         self.warned_unreachable.store(warned, Ordering::SeqCst);
+    }
+
+    /// A reload rebuilt Pi's MCP extension, which gives its warning that MCP tools cannot be
+    /// called again when the new load's servers' tools are unreachable too.
+    pub fn reloaded(&self) {
+        self.warned_unreachable.store(false, Ordering::SeqCst);
     }
 
     /// Pi's warning that MCP tools cannot be called, unless it was given in the session.
@@ -576,20 +598,40 @@ impl RustExtension for Later {
     }
 
     fn handles(&self) -> HandledHooks {
-        HandledHooks::of([HookEvent::McpServersChange])
+        let at_start = self
+            .at_start
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if at_start {
+            HandledHooks::of([HookEvent::McpServersChange, HookEvent::SessionStart])
+        } else {
+            HandledHooks::of([HookEvent::McpServersChange])
+        }
     }
 
     fn handle<'a>(&'a self, payload: &'a HookPayload, cx: &'a HookContext) -> HookFuture<'a> {
         Box::pin(async move {
-            let HookPayload::McpServersChange { servers } = payload else {
-                return Ok(None);
+            let servers = match payload {
+                HookPayload::McpServersChange { servers } => servers
+                    .iter()
+                    .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
+                    .collect(),
+                HookPayload::SessionStart { .. } => {
+                    let taken = self
+                        .at_start
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    match taken {
+                        Some(servers) => servers,
+                        None => return Ok(None),
+                    }
+                }
+                _ => return Ok(None),
             };
             self.entered(cx.state().map(|s| s.session.id.as_str()))
                 .await;
-            let servers = servers
-                .iter()
-                .filter_map(|s| s.config.clone().map(|config| (s.name.clone(), config)))
-                .collect();
             for action in self.change(servers, cx.state()).await {
                 cx.act(action);
             }

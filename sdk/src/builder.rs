@@ -304,9 +304,10 @@ impl SessionBuilder {
     /// config's errors), after Pi's warning that indirectly reached tools cannot be called
     /// here, when anything needs the user.
     /// Pi's SDK sessions load no built-in extension, so nothing starts without this; with
-    /// it, a session's TypeScript extensions' servers registered after loading connect as the
-    /// binary connects them (`builder/mcp_later.rs`). A recording replaces the keys the config
-    /// hands its servers (`pi_mcp::credentials`).
+    /// it, a session's TypeScript extensions' servers registered while loading connect when
+    /// the session starts, and those registered after loading as the binary connects them
+    /// (`builder/mcp_later.rs`). A recording replaces the keys the config hands its servers
+    /// (`pi_mcp::credentials`).
     pub async fn mcp_config(mut self, config: &McpConfig) -> (Self, Option<String>) {
         self.mcp_secrets.extend(pi_mcp::credentials(config));
         let (mut started, background) =
@@ -609,7 +610,11 @@ impl SessionBuilder {
             typescript.as_ref(),
             &self.host_models(&catalog.registry),
         )?;
-        let later = self.later_servers(&custom_tools, typescript.is_some());
+        let registered = typescript
+            .as_ref()
+            .map(typescript::Loaded::mcp_servers)
+            .unwrap_or_default();
+        let later = self.later_servers(&custom_tools, typescript.is_some(), registered);
         if let Some(later) = &later {
             extensions.load(Arc::clone(later) as _);
         }

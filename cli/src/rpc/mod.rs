@@ -561,10 +561,18 @@ impl<I: Front> Rpc<I> {
     }
 
     /// Gives the run's extensions RPC mode's UI; their requests come on the receiver.
+    /// Pi's MCP warning of the session's start comes first on it, as Pi's MCP extension says
+    /// it when the session starts.
     fn enable_extension_ui(&mut self) -> Option<UnboundedReceiver<Value>> {
+        let warning = self.runtime.mcp_warning.take();
         let host = self.runtime.host()?;
         match host.enable_ui() {
-            Ok(requests) => Some(requests),
+            Ok(requests) => {
+                if let Some(warning) = warning {
+                    host.notify(warning, "warning");
+                }
+                Some(requests)
+            }
             Err(error) => {
                 self.out.say(&error);
                 None

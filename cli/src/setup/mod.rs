@@ -276,6 +276,10 @@ pub struct Runtime {
     /// Pi's MCP extension's handler of the servers registered after loading, when a live run
     /// has one: a recording learns their keys from it as it connects them.
     pub mcp_later: Option<std::sync::Arc<pi_mcp::Later>>,
+    /// Pi's warning at the session's start that MCP tools cannot be called (neither codemode
+    /// nor `tool_search` active): a notice on RPC mode's UI, as Pi's `ctx.ui.notify`; print
+    /// mode shows none, as Pi's shows no notice.
+    pub mcp_warning: Option<&'static str>,
     /// The errors the session's start reports: the registered servers nothing connects.
     pub start_errors: Vec<pi_core::agent_session::StartError>,
     /// `--no-mcp`: nothing connects MCP servers (a reload reports those its load registers).

@@ -3,7 +3,8 @@
 //! describes how scripts call the declared tools (a recorded hook decision) and whose scripts
 //! call the session's tools through `ctx.executeTool`; `store()` writes a `codemode-store`
 //! entry that a later script's `load()` reads from the session. A replay without Node
-//! reproduces the run, and a recorded loadout changed in the cassette diverges.
+//! reproduces the run, and a recorded loadout changed in the cassette diverges. Scripts run in
+//! parallel replay in the order their recorded run had.
 
 use serde_json::{json, Value};
 
@@ -322,5 +323,67 @@ fn a_scripts_generated_images_are_noted_or_shown_and_replay_without_node() {
     assert!(!shown.contains("Note:"), "{shown}");
     assert!(shown.contains("[Image saved to "), "{shown}");
 
+    assert_replays_without_node(&env, &cassette, &recorded);
+}
+
+/// Two codemode calls in one assistant message run their scripts in parallel: how their nested
+/// calls' events interleave depends on timing (in Pi 1.5.2 too), and the replay prints them in
+/// the order the recorded run had.
+#[test]
+fn parallel_scripts_replay_in_their_recorded_order() {
+    let Some(path) = node_path() else { return };
+    let call = |id: &str, first: &str, second: &str| {
+        let code = format!(
+            "const a = await tools.read({{ path: \"{first}\" }});\n\
+             const b = await tools.read({{ path: \"{second}\" }});\nreturn a + b;"
+        );
+        json!({"id": id, "name": "codemode", "arguments": json!({"code": code}).to_string()})
+    };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [call("p1", "a.txt", "b.txt"), call("p2", "c.txt", "d.txt")]},
+        {"text": ["Done."]},
+    ]));
+    let env = Env::new(&mock);
+    for (name, text) in [
+        ("a", "alpha"),
+        ("b", "beta"),
+        ("c", "gamma"),
+        ("d", "delta"),
+    ] {
+        std::fs::write(env.cwd().join(format!("{name}.txt")), format!("{text}\n")).unwrap();
+    }
+    let cassette = env.path("parallel.jsonl");
+    let mut command = with_extension(
+        &env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        &extension(),
+        "Read in parallel.",
+    );
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    let events = json_lines(&recorded);
+    assert!(result_text(&events, "p1").ends_with("alpha\nbeta\n"));
+    assert!(result_text(&events, "p2").ends_with("gamma\ndelta\n"));
+    for (nested, parent) in [
+        ("p1/1", "p1"),
+        ("p1/2", "p1"),
+        ("p2/1", "p2"),
+        ("p2/2", "p2"),
+    ] {
+        assert!(
+            events.iter().any(|e| e["type"] == "tool_execution_end"
+                && e["toolCallId"] == nested
+                && e["parentToolCallId"] == parent),
+            "no nested call {nested}"
+        );
+    }
     assert_replays_without_node(&env, &cassette, &recorded);
 }

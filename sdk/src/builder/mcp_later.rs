@@ -3,7 +3,8 @@
 //! servers (Pi's SDK sessions load no built-in MCP extension without it), each session opened
 //! with TypeScript extensions loads Pi's MCP extension's `mcp_servers_change` handler
 //! (`pi_mcp::Later`), which connects the servers added, withdraws the tools of those removed,
-//! and answers with their tools, so a recording holds them and a replay connects nothing.
+//! and answers with their tools, so a recording holds them and a replay connects nothing. The
+//! servers they register while loading connect when the session starts, the same way.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -43,11 +44,14 @@ impl SessionBuilder {
     /// Pi's MCP extension's handler of the servers registered after loading, for a session
     /// whose TypeScript extensions are `loaded` and whose custom tools are `tools` (where the
     /// servers' tools are registered for running); `None` when `mcp_config` was not called or
-    /// no TypeScript extension is loaded.
+    /// no TypeScript extension is loaded. The servers they registered while loading
+    /// (`registered`) connect when the session starts (`Session::bind_extensions`), as Pi's
+    /// MCP extension connects them in its `session_start` handler.
     pub(super) fn later_servers(
         &self,
         tools: &ToolRegistry,
         loaded: bool,
+        registered: Vec<(String, serde_json::Value)>,
     ) -> Option<Arc<pi_mcp::Later>> {
         let config = self.mcp_config.as_ref().filter(|_| loaded)?;
         let later = pi_mcp::Later::new(
@@ -59,7 +63,8 @@ impl SessionBuilder {
             self.mcp_resources.clone(),
             self.mcp_connections.clone(),
         )
-        .with_background(self.mcp_background.first().cloned());
+        .with_background(self.mcp_background.first().cloned())
+        .connecting_at_start(registered);
         let later = Arc::new(later);
         self.mcp_later.push(Arc::clone(&later));
         Some(later)

@@ -152,4 +152,14 @@ impl Loaded {
     pub(super) fn virtual_models(&self) -> &[VirtualModelDefinition] {
         &self.registrations.virtual_models
     }
+
+    /// The MCP servers they registered while loading (name and configuration), in their
+    /// order.
+    pub(super) fn mcp_servers(&self) -> Vec<(String, serde_json::Value)> {
+        self.registrations
+            .mcp_servers
+            .iter()
+            .map(|server| (server.name.clone(), server.config.clone()))
+            .collect()
+    }
 }
