@@ -62,6 +62,13 @@ function typedModel(name, config, definition) {
   return model;
 }
 
+/** Pi's checks of the typed models `config` defines: throws where Pi refuses the registration. */
+export function checkTypedModels(name, config) {
+  for (const definition of config.models ?? []) {
+    if (TYPES.includes(typeOf(definition)) && typeOf(definition) !== "chat") typedModel(name, config, definition);
+  }
+}
+
 /** The typed models a registered provider's config defines. */
 function registeredModels(name, config) {
   const models = [];
