@@ -92,6 +92,7 @@ export async function init(request) {
   };
   catalog.models = request.models ?? [];
   catalog.authProviders = new Set(request.authProviders ?? []);
+  catalog.oauthProviders = new Set(request.oauthProviders ?? []);
   setBuiltinTypedModels(request.typedModels);
   loaded.providers = [];
   return registrations(result, request.flagValues);

@@ -9,7 +9,7 @@ import { current, plain, unsupported } from "./host-scope.mjs";
 import { catalog } from "./session-view.mjs";
 import { nativeRegistration, providerRegistration } from "./host-loading.mjs";
 import { registerLaterVirtualModel } from "./host-routing.mjs";
-import { forgetTypedChanges, registerTypedProvider } from "./host-typed-models.mjs";
+import { checkTypedModels, forgetTypedChanges, registerTypedProvider } from "./host-typed-models.mjs";
 
 /** Per provider changed after loading: its models and auth before the first change (what an
  * unregistration gives back), and the config registered since (a registration again merges
@@ -89,7 +89,9 @@ export function providerActions(act, { keepModel = false } = {}) {
       const before = remember(name);
       const merged = { ...before.config };
       for (const [key, value] of Object.entries(config)) if (value !== undefined) merged[key] = value;
-      replaceModels(name, composed(name, before.models, merged));
+      const models = composed(name, before.models, merged);
+      checkTypedModels(name, merged);
+      replaceModels(name, models);
       before.config = merged;
       registerTypedProvider(name, config);
       if (merged.apiKey !== undefined || merged.oauth) catalog.authProviders.add(name);

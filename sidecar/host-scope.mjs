@@ -26,7 +26,7 @@ export function plain(value) {
 export const current = new AsyncLocalStorage();
 
 /** The run's chat models and the providers with auth, as the harness gave them. */
-export const catalog = { models: [], authProviders: new Set() };
+export const catalog = { models: [], authProviders: new Set(), oauthProviders: new Set() };
 
 export const hasAuth = (provider) => catalog.authProviders.has(provider);
 

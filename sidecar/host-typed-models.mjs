@@ -62,6 +62,13 @@ function typedModel(name, config, definition) {
   return model;
 }
 
+/** Pi's checks of the typed models `config` defines: throws where Pi refuses the registration. */
+export function checkTypedModels(name, config) {
+  for (const definition of config.models ?? []) {
+    if (TYPES.includes(typeOf(definition)) && typeOf(definition) !== "chat") typedModel(name, config, definition);
+  }
+}
+
 /** The typed models a registered provider's config defines. */
 function registeredModels(name, config) {
   const models = [];
@@ -109,9 +116,16 @@ export function getModelsOfType(type, provider) {
 /** Whether a provider registered with `config` has a key or a login (Pi's authenticated providers). */
 const configured = (name) => hasAuth(name) || registered.get(name)?.apiKey !== undefined || Boolean(registered.get(name)?.oauth);
 
-/** Pi's `getAvailableOfType`: those of providers with auth. */
+/** The built-in providers' filters of their typed models (Pi's `filterAllModels`; a
+ * `filterModels` filters chat models only): OpenAI's ChatGPT subscription reaches none of its
+ * classifiers. An extension's registration keeps the built-in provider's filter. */
+const typedFilters = {
+  openai: (model) => !(catalog.oauthProviders.has("openai") && typeOf(model) === "classifier"),
+};
+
+/** Pi's `getAvailableOfType`: those of providers with auth, through their providers' filters. */
 export async function getAvailableOfType(type, provider) {
-  return getModelsOfType(type, provider).filter((m) => configured(m.provider));
+  return getModelsOfType(type, provider).filter((m) => configured(m.provider) && (typedFilters[m.provider]?.(m) ?? true));
 }
 
 /** Pi's `getModelOfType`. */

@@ -7,12 +7,12 @@
 //
 // Requests (harness -> host), each with a numeric `id`:
 //   {"id", "type": "init", "paths": [...], "cwd", "projectTrusted", "standIn", "flagValues",
-//    "models"?, "authProviders"?, "typedModels"?} -> the
+//    "models"?, "authProviders"?, "oauthProviders"?, "typedModels"?} -> the
 //       registrations (tools, commands, flags, providers, MCP servers), and for each extension that loaded
 //       (in load order) its path and the events it handles; `flagValues` ({name: true or a
 //       string}, the command line's `--name [value]`) set the registered flags `pi.getFlag`
 //       reads; `models` (the run's catalog) and `authProviders` (the providers with auth
-//       configured, never a key) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
+//       configured, never a key; `oauthProviders` those logged in with OAuth) answer `ctx.modelRegistry`'s reads and whether `pi.setModel`
 //       may set a model; `typedModels` (the built-in classifier and image models) its reads
 //       of the other model types
 //   {"id", "type": "project_trust", "cwd", "mode"} -> {decision: {trusted, remember} or null,
@@ -21,7 +21,7 @@
 //   {"id", "type": "extend", "paths", "projectTrusted"} -> `init`'s answer for the final set
 //       `paths` once trust is decided: those loaded already kept, the others loaded over the
 //       same runtime, all ordered as `paths`
-//   {"id", "type": "catalog", "models", "authProviders"} -> null: the catalog once the harness
+//   {"id", "type": "catalog", "models", "authProviders", "oauthProviders"} -> null: the catalog once the harness
 //       has merged the registered providers into it
 //   {"id", "type": "settings", "settings"} -> null: the run's merged settings, which
 //       `pi.getSettings()` answers
@@ -893,6 +893,7 @@ async function handle(request) {
     else if (request.type === "catalog") {
       catalog.models = request.models ?? [];
       catalog.authProviders = new Set(request.authProviders ?? []);
+      catalog.oauthProviders = new Set(request.oauthProviders ?? []);
       forgetProviderChanges();
       data = null;
     }

@@ -316,6 +316,7 @@ impl Runtime {
         HostModels {
             models,
             auth_providers,
+            oauth_providers: self.auth.oauth_providers(),
         }
     }
 
@@ -337,6 +338,7 @@ impl Runtime {
         HostModels {
             models,
             auth_providers,
+            oauth_providers: self.auth.oauth_providers(),
         }
     }
 }
@@ -453,9 +455,11 @@ pub fn for_replay(
             auth_providers.push(model.provider.clone());
         }
     }
+    // The recording's credentials are not kept: none is taken for an OAuth login.
     host.set_catalog(&HostModels {
         models,
         auth_providers,
+        oauth_providers: Vec::new(),
     })
     .map_err(|e| e.to_string())?;
     let state = StateMirror::default();

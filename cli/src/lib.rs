@@ -224,6 +224,10 @@ async fn start(args: Args, console: Console, command: Vec<String>) -> Result<i32
         return Ok(0);
     }
     if let Some(search) = &args.list_models {
+        // As with `--help`: what was found wrong is reported, and the models listed all the same.
+        for diagnostic in &runtime.diagnostics {
+            eprintln!("{diagnostic}");
+        }
         let error = runtime.registry.error().map(ToString::to_string);
         let listing = list_models::list_models(
             &runtime.available_models(),

@@ -77,6 +77,7 @@ fn catalog() -> HostModels {
     HostModels {
         models: vec![mock_model(), reasoner, other],
         auth_providers: vec!["mock".into()],
+        oauth_providers: Vec::new(),
     }
 }
 

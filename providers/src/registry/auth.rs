@@ -132,6 +132,19 @@ impl AuthStorage {
         self.stored.iter().map(|(p, c)| (p.as_str(), c))
     }
 
+    /// The providers auth.json logs in with OAuth (and no key given for this run only), whose
+    /// built-in filters (Pi's `filterAllModels`) keep some models from a subscription.
+    pub fn oauth_providers(&self) -> Vec<String> {
+        self.stored
+            .iter()
+            .filter(|(p, c)| {
+                c.get("type").and_then(Value::as_str) == Some("oauth")
+                    && self.runtime_key(p).is_none()
+            })
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
     /// The variables auth.json's credential for `provider` carries (its `env`), which its key
     /// and the model's headers read before the process's, and which Pi 1.5.2 hands on with
     /// the credential.

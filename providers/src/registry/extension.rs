@@ -316,14 +316,26 @@ fn model_of(
     let Some(fields) = definition.as_object() else {
         return Err(format!("Provider {name}: a model is not an object"));
     };
-    if fields
-        .get("type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| t != "chat")
-    {
-        return Ok(None);
-    }
     let id = fields.get("id").and_then(Value::as_str).unwrap_or_default();
+    match fields.get("type").and_then(Value::as_str) {
+        // A typed model names its own api: Pi refuses the registration of one that does not.
+        Some("classifier" | "image") => {
+            if fields.get("api").and_then(Value::as_str).is_none() {
+                return Err(format!(
+                    "Provider {name}, model {id}: no \"api\" specified. Set it at model level."
+                ));
+            }
+            if fields.get("baseUrl").and_then(Value::as_str).is_none() && config.base_url.is_none()
+            {
+                return Err(format!(
+                    "Provider {name}: \"baseUrl\" is required when defining custom models."
+                ));
+            }
+            return Ok(None);
+        }
+        Some(t) if t != "chat" => return Ok(None),
+        _ => {}
+    }
     let api_of = |m: &Map<String, Value>| m.get("api").and_then(Value::as_str).map(str::to_owned);
     let defaults = base
         .iter()
@@ -485,6 +497,32 @@ mod tests {
             "Provider s: \"api\" is required when registering streamSimple."
         );
         assert_eq!(registry.all().len(), count);
+    }
+
+    #[test]
+    fn a_typed_model_without_its_own_api_is_refused_as_pi_refuses_it() {
+        let mut registry = ModelRegistry::builtin(catalog::builtin());
+        let count = registry.all().len();
+        let typed = json!({"id": "cls", "type": "classifier", "input": ["text"]});
+        let error = registry
+            .register_provider(&registration(
+                "typed",
+                json!({"baseUrl": "http://x", "api": "openai-completions", "apiKey": "k",
+                    "models": [gateway_model(), typed]}),
+            ))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "Provider typed, model cls: no \"api\" specified. Set it at model level."
+        );
+        assert_eq!(registry.all().len(), count);
+        let named = json!({"id": "img", "type": "image", "api": "typed-images"});
+        registry
+            .register_provider(&registration(
+                "typed",
+                json!({"baseUrl": "http://x", "apiKey": "k", "models": [named]}),
+            ))
+            .unwrap();
     }
 
     #[test]

@@ -67,6 +67,7 @@ impl SessionBuilder {
         HostModels {
             models,
             auth_providers,
+            oauth_providers: auth.oauth_providers(),
         }
     }
 

@@ -105,6 +105,8 @@ pub struct HostModels {
     pub models: Vec<pi_core::model::Model>,
     /// The providers some credential is configured for.
     pub auth_providers: Vec<String>,
+    /// The providers logged in with OAuth, whose typed models a subscription may not reach.
+    pub oauth_providers: Vec<String>,
 }
 
 /// Where the lines for one request go: an async task's channel, or a thread blocked on
@@ -267,6 +269,7 @@ impl ExtensionHost {
                 "standIn": host.stand_in.path(), "builtinsFolder": builtins_folder(host.stand_in.path()),
                 "flagValues": super::flags::flag_values(flags),
                 "models": models.models, "authProviders": models.auth_providers,
+                "oauthProviders": models.oauth_providers,
                 "typedModels": pi_providers::catalog::builtin_typed()}),
             Waiter::Thread(sender),
         );
@@ -293,7 +296,8 @@ impl ExtensionHost {
     pub fn set_catalog(&self, models: &HostModels) -> Result<(), HostError> {
         let (sender, answers) = std::sync::mpsc::channel();
         let id = self.send_request(
-            json!({"type": "catalog", "models": models.models, "authProviders": models.auth_providers}),
+            json!({"type": "catalog", "models": models.models, "authProviders": models.auth_providers,
+                "oauthProviders": models.oauth_providers}),
             Waiter::Thread(sender),
         )?;
         let answer = answers.recv().map_err(|_| self.ended("catalog"));
