@@ -102,6 +102,79 @@ fn a_routed_run_is_recorded_and_replays_without_node() {
     assert_eq!(replayed, recorded);
 }
 
+/// A routed run with a `context` handler: each request is routed first, from the conversation
+/// before the handler, and the handler then sees it once and changes what goes to the physical
+/// model (Pi 1.5.2 routes in `prepareRequest`, before `transformContext`); the replay, with no
+/// Node, does the same.
+#[test]
+fn a_routed_request_asks_context_after_routing_once_and_replays_without_node() {
+    let Some(path) = node_path() else { return };
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": ["It says alpha."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("routed.jsonl");
+    let extension = fixture("virtual_model_context.ts");
+    let mut command = env.command(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "router",
+        "--model",
+        "auto",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "What does a.txt say?",
+    ]);
+    with_host(&mut command, &path);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{recorded}{stderr}");
+    let logged: Vec<String> = recorded
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "entry_appended")
+        .filter_map(|e| {
+            let entry = &e["entry"];
+            Some(format!(
+                "{} {}",
+                entry["customType"].as_str()?,
+                entry["data"]
+            ))
+        })
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            r#"routed {"reason":"user","messages":2}"#,
+            r#"context {"call":1}"#,
+            r#"routed {"reason":"continuation","messages":4}"#,
+            r#"context {"call":2}"#,
+        ],
+        "{recorded}"
+    );
+    let last_texts: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| {
+            r["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .map_or(String::new(), |m| m["content"].to_string())
+        })
+        .collect();
+    assert!(
+        last_texts[0].contains("note 1") && last_texts[1].contains("note 2"),
+        "the requests do not carry the context handler's note: {last_texts:?}"
+    );
+    assert_replays_without_node(&env, &cassette, &recorded);
+    assert_eq!(mock.requests().len(), 2, "the replay sent a request");
+}
+
 /// A virtual model registered once the extensions have loaded (a `session_start` handler) and
 /// selected there is routed as one registered while loading: the request goes to the physical
 /// model its router names, and the replay, with no Node, has it in its catalog from the

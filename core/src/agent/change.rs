@@ -28,8 +28,12 @@ impl AgentMachine {
                     Some(Phase::Model { assembly, .. }) if !assembly.started()
                 );
                 if unanswered {
-                    // The request was gated before it was first made; it is not again.
+                    // The request was gated before it was first made; it is not again. Its
+                    // route stands: it asks the `context` hooks now.
                     self.request_gate_open = true;
+                    if let Some(run) = self.run.as_mut() {
+                        run.route_stands = true;
+                    }
                     self.request_model();
                 }
             }

@@ -222,8 +222,9 @@ pub enum Change {
     OpenRequestGate,
     /// Makes the request in flight again, from the transcript as it is now: the session held
     /// it unsent and compacted first (Pi 1.5.2 compacts before a routed request that exceeds
-    /// the routed model's threshold, then prepares the request again). Ignored once the
-    /// request's answer has begun.
+    /// the routed model's threshold, then prepares the request again), or routed it before the
+    /// `context` hooks, which the request made again asks. Ignored once the request's answer
+    /// has begun.
     RedoRequest,
     SteeringMode(QueueMode),
     FollowUpMode(QueueMode),

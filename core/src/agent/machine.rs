@@ -24,7 +24,7 @@ use super::contract::{
     CallId, Change, ContractError, Effect, Input, Patch, PlacedSystemMessage, Prompt, Rejection,
     Step, StepError, StreamEvent, ThreadState,
 };
-use super::hooks::{HandledHooks, HookAction, HookDecision, HookOutcome};
+use super::hooks::{HandledHooks, HookAction, HookDecision, HookEvent, HookOutcome};
 use super::system;
 use super::tools::ToolBatch;
 
@@ -124,6 +124,10 @@ struct Run {
     /// The `context_with_system` decision for it: the conversation, system messages and all,
     /// it sends instead (`Some(None)`: the one before the decision).
     system_context_decided: Option<Option<Vec<AgentMessage>>>,
+    /// A virtual model's router has decided the request being made, which asks the `context`
+    /// hooks now (Pi 1.5.2 routes in `prepareRequest`, before `transformContext`): until then a
+    /// virtual model's request goes out without them, to be routed.
+    route_stands: bool,
     /// A request was refused before it went out: the run ends with its error response, which
     /// alone is the run's messages (Pi's loop catches the rejection and reports the failure).
     rejected: bool,
@@ -233,6 +237,14 @@ impl AgentMachine {
     /// A virtual model's router sent the request in flight at `level`: its response records it.
     pub fn routed(&mut self, level: ThinkingLevel) {
         self.routed_level = Some(level);
+    }
+
+    /// Whether a request asks extensions' `context` or `context_with_system` handlers: a virtual
+    /// model's request is then routed first, and made again once its route stands
+    /// ([`Change::RedoRequest`]).
+    pub fn asks_context(&self) -> bool {
+        self.handled_hooks.contains(HookEvent::Context)
+            || self.handled_hooks.contains(HookEvent::ContextWithSystem)
     }
 
     /// The transcript (Pi's `state.messages`).

@@ -9,6 +9,7 @@ use crate::message::{AgentMessage, AssistantMessage, StopReason};
 
 use super::super::contract::{Effect, ModelRequest, ToolDefinition};
 use super::super::hooks::HookEvent;
+use super::super::model_route::is_virtual;
 use super::super::system;
 use super::{AgentMachine, Assembly, Phase, ABORTED_REQUEST};
 
@@ -42,13 +43,20 @@ impl AgentMachine {
             return;
         }
         self.request_gate_open = false;
+        // A virtual model's request is routed before the `context` hooks see it.
+        let route_first = self
+            .run
+            .as_ref()
+            .is_some_and(|r| is_virtual(&r.settings.model) && !r.route_stands);
         let decided = match self.run.as_mut().map(|r| r.context_decided.take()) {
             Some(Some(decided)) => decided,
+            _ if route_first => None,
             _ if self.ask_context() => return,
             _ => None,
         };
         let with_system = match self.run.as_mut().map(|r| r.system_context_decided.take()) {
             Some(Some(with_system)) => with_system,
+            _ if route_first => None,
             _ if self.ask_context_with_system(decided.as_deref()) => {
                 if let Some(run) = self.run.as_mut() {
                     run.context_decided = Some(decided);
@@ -134,6 +142,7 @@ impl AgentMachine {
         self.call_in_flight = true;
         let call = self.new_call();
         if let Some(run) = &mut self.run {
+            run.route_stands = false;
             run.phase = Phase::Model {
                 call,
                 assembly: Assembly::default(),

@@ -113,6 +113,7 @@ impl AgentMachine {
             earlier: Vec::new(),
             context_decided: None,
             system_context_decided: None,
+            route_stands: false,
             rejected: false,
             phase: Phase::Model {
                 call: CallId(0),

@@ -279,6 +279,15 @@ impl SessionMachine {
                     });
                     return Ok(());
                 }
+                if !cancelled && self.agent.asks_context() {
+                    // The request went out before the `context` hooks: the agent makes it
+                    // again, asking them, and it goes where the router sent it.
+                    self.route_gate.standing = Some(Standing::Redo {
+                        model: request.model,
+                        thinking_level,
+                    });
+                    return self.agent_step(Input::Change(Change::RedoRequest));
+                }
                 let effects = self.routed_call(call, request, thinking_level, cancelled);
                 self.out.effects.extend(effects);
                 Ok(())
