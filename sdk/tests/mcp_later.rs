@@ -19,6 +19,7 @@ use pi_sdk::mcp::McpConfig;
 use pi_sdk::SessionBuilder;
 use pi_testkit::MockLlm;
 use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_registered_after_loading_connects_and_replays_without_it() {
@@ -26,12 +27,7 @@ async fn a_server_registered_after_loading_connects_and_replays_without_it() {
         return;
     };
     let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
-    let server = dir.path().join("mcp-server");
-    std::fs::copy(
-        pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
-        &server,
-    )
-    .unwrap();
+    let server = test_server(dir.path());
     let config = json!({"command": server, "exposure": "direct"});
     let extension = workspace.join("later.ts");
     std::fs::write(
@@ -65,15 +61,7 @@ async fn a_server_registered_after_loading_connects_and_replays_without_it() {
     session.finish().await.unwrap();
     let recorded = drain(&mut events);
 
-    let ends: Vec<&Value> = recorded
-        .iter()
-        .filter(|e| e["type"] == "tool_execution_end")
-        .collect();
-    assert_eq!(ends.len(), 1, "{recorded:#?}");
-    assert_eq!(
-        ends[0]["result"]["content"][0]["text"], "hello later",
-        "{recorded:#?}"
-    );
+    assert_echoed_once(&recorded, "hello later");
     let declared = mock.declared_tools();
     assert_eq!(declared.len(), 3, "{declared:?}");
     assert!(
@@ -89,17 +77,8 @@ async fn a_server_registered_after_loading_connects_and_replays_without_it() {
     std::fs::remove_file(&server).unwrap();
     std::fs::remove_file(&extension).unwrap();
     std::env::set_var("PATH", dir.path().join("bare-path"));
-    let replayed = SessionBuilder::new(&workspace)
-        .replay(&cassette)
-        .build()
-        .unwrap();
-    let mut again = replayed.subscribe();
-    replayed.bind_extensions().await.unwrap();
-    replayed.prompt("echo it").await.unwrap();
-    replayed.prompt("/drop").await.unwrap();
-    replayed.prompt("again").await.unwrap();
-    replayed.finish().await.unwrap();
-    assert_eq!(lines(&drain(&mut again)), lines(&recorded));
+    let again = replay(&workspace, &cassette, &["echo it", "/drop", "again"]).await;
+    assert_eq!(lines(&again), lines(&recorded));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,12 +87,7 @@ async fn a_server_registered_while_loading_connects_at_the_start_and_replays_wit
         return;
     };
     let (dir, workspace) = (&scratch.dir, scratch.workspace.clone());
-    let server = dir.path().join("mcp-server");
-    std::fs::copy(
-        pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
-        &server,
-    )
-    .unwrap();
+    let server = test_server(dir.path());
     let config = json!({"command": server, "exposure": "direct"});
     let extension = workspace.join("loading.ts");
     std::fs::write(
@@ -140,15 +114,7 @@ async fn a_server_registered_while_loading_connects_at_the_start_and_replays_wit
     session.finish().await.unwrap();
     let recorded = drain(&mut events);
 
-    let ends: Vec<&Value> = recorded
-        .iter()
-        .filter(|e| e["type"] == "tool_execution_end")
-        .collect();
-    assert_eq!(ends.len(), 1, "{recorded:#?}");
-    assert_eq!(
-        ends[0]["result"]["content"][0]["text"], "hello loading",
-        "{recorded:#?}"
-    );
+    assert_echoed_once(&recorded, "hello loading");
     let declared = mock.declared_tools();
     assert!(
         declared[0].iter().any(|t| t == "mcp__reg__echo"),
@@ -158,13 +124,46 @@ async fn a_server_registered_while_loading_connects_at_the_start_and_replays_wit
     std::fs::remove_file(&server).unwrap();
     std::fs::remove_file(&extension).unwrap();
     std::env::set_var("PATH", dir.path().join("bare-path"));
-    let replayed = SessionBuilder::new(&workspace)
-        .replay(&cassette)
+    let again = replay(&workspace, &cassette, &["echo it"]).await;
+    assert_eq!(lines(&again), lines(&recorded));
+}
+
+/// A copy of the tests' stdio MCP server in `dir`, which a test removes to show a replay needs
+/// none.
+fn test_server(dir: &Path) -> PathBuf {
+    let server = dir.join("mcp-server");
+    std::fs::copy(
+        pi_testkit::workspace_binary("pi-mcp", "pi-mcp-test-server"),
+        &server,
+    )
+    .unwrap();
+    server
+}
+
+/// The run called the server's `echo` tool once, which answered `text`.
+fn assert_echoed_once(recorded: &[Value], text: &str) {
+    let ends: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e["type"] == "tool_execution_end")
+        .collect();
+    assert_eq!(ends.len(), 1, "{recorded:#?}");
+    assert_eq!(
+        ends[0]["result"]["content"][0]["text"], text,
+        "{recorded:#?}"
+    );
+}
+
+/// The events of `cassette` replayed in `workspace` with `prompts`.
+async fn replay(workspace: &Path, cassette: &Path, prompts: &[&str]) -> Vec<Value> {
+    let replayed = SessionBuilder::new(workspace)
+        .replay(cassette)
         .build()
         .unwrap();
-    let mut again = replayed.subscribe();
+    let mut events = replayed.subscribe();
     replayed.bind_extensions().await.unwrap();
-    replayed.prompt("echo it").await.unwrap();
+    for prompt in prompts {
+        replayed.prompt(prompt).await.unwrap();
+    }
     replayed.finish().await.unwrap();
-    assert_eq!(lines(&drain(&mut again)), lines(&recorded));
+    drain(&mut events)
 }

@@ -6,6 +6,8 @@
 //! reproduces the run, and a recorded loadout changed in the cassette diverges. Scripts run in
 //! parallel replay in the order their recorded run had.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Value};
 
 use crate::common::{Env, MockLlm};
@@ -14,9 +16,38 @@ use crate::support::{
     replay_without_node, run, with_extension, with_host,
 };
 
-fn extension() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+fn extension() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/extensions/codemode_script/extension.ts")
+}
+
+/// Records a `--tools +codemode` json run of `extension` in `env` (the extension host on Node
+/// at `node`) into the cassette `name`, prompted with `prompt`: the cassette and the output.
+fn record_codemode(
+    env: &Env,
+    node: &str,
+    extension: &Path,
+    name: &str,
+    prompt: &str,
+) -> (PathBuf, String) {
+    let cassette = env.path(name);
+    let mut command = with_extension(
+        env,
+        &[
+            "--mode",
+            "json",
+            "--tools",
+            "+codemode",
+            "--record",
+            cassette.to_str().unwrap(),
+        ],
+        extension,
+        prompt,
+    );
+    with_host(&mut command, node);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{stderr}");
+    (cassette, recorded)
 }
 
 /// A script that calls a built-in and the extension's tool and stores what they gave, one that
@@ -58,23 +89,8 @@ fn codemode_scripts_run_in_the_host_and_replay_without_node() {
     let mock = MockLlm::start(&script());
     let env = Env::new(&mock);
     std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
-    let cassette = env.path("codemode.jsonl");
-    let mut command = with_extension(
-        &env,
-        &[
-            "--mode",
-            "json",
-            "--tools",
-            "+codemode",
-            "--record",
-            cassette.to_str().unwrap(),
-        ],
-        &extension(),
-        "Use codemode.",
-    );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
+    let (cassette, recorded) =
+        record_codemode(&env, &path, &extension(), "codemode.jsonl", "Use codemode.");
     let events = json_lines(&recorded);
 
     // The script's nested calls ran in the session, and its value is its output.
@@ -244,25 +260,14 @@ fn a_scripts_classify_runs_in_the_host_and_replays_without_node() {
         {"text": ["Done."]},
     ]));
     let env = Env::new(&mock);
-    let cassette = env.path("classify.jsonl");
-    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/extensions/codemode_models_classify/extension.ts");
-    let mut command = with_extension(
+    let (cassette, recorded) = record_codemode(
         &env,
-        &[
-            "--mode",
-            "json",
-            "--tools",
-            "+codemode",
-            "--record",
-            cassette.to_str().unwrap(),
-        ],
-        &extension,
+        &path,
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/codemode_models_classify/extension.ts"),
+        "classify.jsonl",
         "Classify.",
     );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
     let events = json_lines(&recorded);
     let text = result_text(&events, "k1");
     assert!(text.starts_with("Script completed\n"), "{text}");
@@ -296,25 +301,14 @@ fn a_scripts_generated_images_are_noted_or_shown_and_replay_without_node() {
         {"text": ["Done."]},
     ]));
     let env = Env::new(&mock);
-    let cassette = env.path("images.jsonl");
-    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/extensions/codemode_models_images/extension.ts");
-    let mut command = with_extension(
+    let (cassette, recorded) = record_codemode(
         &env,
-        &[
-            "--mode",
-            "json",
-            "--tools",
-            "+codemode",
-            "--record",
-            cassette.to_str().unwrap(),
-        ],
-        &extension,
+        &path,
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../conformance/extensions/codemode_models_images/extension.ts"),
+        "images.jsonl",
         "Paint.",
     );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
     let events = json_lines(&recorded);
     let note = "Note: models.generateImages() returned 2 images that the script did not show.";
     let hidden = result_text(&events, "i1");
@@ -352,23 +346,13 @@ fn parallel_scripts_replay_in_their_recorded_order() {
     ] {
         std::fs::write(env.cwd().join(format!("{name}.txt")), format!("{text}\n")).unwrap();
     }
-    let cassette = env.path("parallel.jsonl");
-    let mut command = with_extension(
+    let (cassette, recorded) = record_codemode(
         &env,
-        &[
-            "--mode",
-            "json",
-            "--tools",
-            "+codemode",
-            "--record",
-            cassette.to_str().unwrap(),
-        ],
+        &path,
         &extension(),
+        "parallel.jsonl",
         "Read in parallel.",
     );
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{stderr}");
     let events = json_lines(&recorded);
     assert!(result_text(&events, "p1").ends_with("alpha\nbeta\n"));
     assert!(result_text(&events, "p2").ends_with("gamma\ndelta\n"));
