@@ -44,31 +44,7 @@ fn a_virtual_model_is_listed_and_a_run_on_another_model_says_nothing_of_it() {
 #[test]
 fn a_routed_run_is_recorded_and_replays_without_node() {
     let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([
-        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}]},
-        {"text": ["It says alpha."]},
-    ]));
-    let env = Env::new(&mock);
-    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
-    let cassette = env.path("routed.jsonl");
-    let extension = fixture("virtual_model.ts");
-    let mut command = env.command(&[
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
-        "--provider",
-        "router",
-        "--model",
-        "auto",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "What does a.txt say?",
-    ]);
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{recorded}{stderr}");
+    let (mock, env, cassette, recorded) = record_routed(&path, "virtual_model.ts");
     let models: Vec<_> = mock.requests().iter().map(|r| r["model"].clone()).collect();
     assert_eq!(
         models,
@@ -109,31 +85,7 @@ fn a_routed_run_is_recorded_and_replays_without_node() {
 #[test]
 fn a_routed_request_asks_context_after_routing_once_and_replays_without_node() {
     let Some(path) = node_path() else { return };
-    let mock = MockLlm::start(&json!([
-        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}]},
-        {"text": ["It says alpha."]},
-    ]));
-    let env = Env::new(&mock);
-    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
-    let cassette = env.path("routed.jsonl");
-    let extension = fixture("virtual_model_context.ts");
-    let mut command = env.command(&[
-        "--mode",
-        "json",
-        "--record",
-        cassette.to_str().unwrap(),
-        "--provider",
-        "router",
-        "--model",
-        "auto",
-        "-e",
-        extension.to_str().unwrap(),
-        "-p",
-        "What does a.txt say?",
-    ]);
-    with_host(&mut command, &path);
-    let (code, recorded, stderr) = run(&mut command);
-    assert_eq!(code, 0, "{recorded}{stderr}");
+    let (mock, env, cassette, recorded) = record_routed(&path, "virtual_model_context.ts");
     let logged: Vec<String> = recorded
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -208,4 +160,36 @@ fn a_virtual_model_registered_after_loading_is_routed_and_replays_without_node()
     );
     assert_replays_without_node(&env, &cassette, &recorded);
     assert_eq!(mock.requests().len(), 1, "the replay sent a request");
+}
+
+/// Records a json run on the virtual model `router/auto` of the fixture extension `fixture`
+/// (the extension host on Node at `node`), whose model reads `a.txt` and answers: the mock, the
+/// environment, the cassette and the output.
+fn record_routed(node: &str, fixture_name: &str) -> (MockLlm, Env, std::path::PathBuf, String) {
+    let mock = MockLlm::start(&json!([
+        {"tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.txt"}}]},
+        {"text": ["It says alpha."]},
+    ]));
+    let env = Env::new(&mock);
+    std::fs::write(env.cwd().join("a.txt"), "alpha\n").unwrap();
+    let cassette = env.path("routed.jsonl");
+    let extension = fixture(fixture_name);
+    let mut command = env.command(&[
+        "--mode",
+        "json",
+        "--record",
+        cassette.to_str().unwrap(),
+        "--provider",
+        "router",
+        "--model",
+        "auto",
+        "-e",
+        extension.to_str().unwrap(),
+        "-p",
+        "What does a.txt say?",
+    ]);
+    with_host(&mut command, node);
+    let (code, recorded, stderr) = run(&mut command);
+    assert_eq!(code, 0, "{recorded}{stderr}");
+    (mock, env, cassette, recorded)
 }
